@@ -1,0 +1,27 @@
+# The two commands of the README. Both create and reuse .venv; both are idempotent.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## the main job on the bundled example
+	$(VENV)/bin/nablog check nablog/examples/chairs.lp
+	$(VENV)/bin/nablog query nablog/examples/chairs.lp
+	$(VENV)/bin/nablog query nablog/examples/chairs.lp 'staff_chair(X, gerhard)'
+
+test: $(STAMP)  ## the test suite
+	$(VENV)/bin/python -m pytest -q
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,bench]'
+	$(VENV)/bin/python bench/materialize.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,272 @@
+"""The `nablog` command: check, query and explain deductive databases from the shell.
+
+Exit status: 0 success, 1 constraint violations found (``check``), 2 a user error (the message
+says where and how to fix it), 3 an internal error (set ``NABLOG_DEBUG=1`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from . import __version__
+from .database import Database, Violation
+from .engines import ENGINES
+from .lang import NablogError, format_constant, row_sort_key
+
+PROGRAM_SUFFIXES = (".lp", ".dl")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except NablogError as error:
+        print(error, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # an internal error: never a raw traceback unless asked for
+        if os.environ.get("NABLOG_DEBUG"):
+            raise
+        print(f"internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print("hint: this is a bug in nablog; rerun with NABLOG_DEBUG=1 for the traceback and report it", file=sys.stderr)
+        return 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nablog",
+        description="nablog: view updating and repair for deductive databases (Datalog with stratified negation).",
+        epilog="Run 'nablog COMMAND --help' for a command's options. Errors exit with status 2.",
+    )
+    parser.add_argument("--version", action="version", version=f"nablog {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+
+    check = commands.add_parser(
+        "check",
+        help="parse, analyse and report constraint violations (exit 1 when there are any)",
+        description="Parse and analyse the program, compute the model, and report every violated "
+        "constraint with its ground instances. Exit status 1 when the database is inconsistent.",
+    )
+    _add_database_options(check)
+    check.add_argument("--json", action="store_true", help="print a JSON report")
+    check.add_argument("--limit", type=int, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
+    check.set_defaults(run=run_check)
+
+    query = commands.add_parser(
+        "query",
+        help="print the model's derived relations, or the rows matching an atom",
+        description="Without ATOM, print every derived relation of the model; with ATOM "
+        "(e.g. 'p(X, 1)'), print the rows of its predicate that match it.",
+    )
+    _add_database_options(query, atom=True)
+    query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
+    query.set_defaults(run=run_query)
+
+    explain = commands.add_parser(
+        "explain",
+        help="show strata, components and the predicate dependency graph",
+        description="Show how the program is evaluated: its strata, its strongly connected "
+        "components in evaluation order, and the dependency graph.",
+    )
+    explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
+    explain.set_defaults(run=run_explain)
+    return parser
+
+
+def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False) -> None:
+    if atom:
+        parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
+    else:
+        parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    parser.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: a directory of CSV/Parquet files named after relations, a CSV/Parquet/SQLite/.lp file (repeatable)")
+    parser.add_argument("--engine", choices=ENGINES, default="python", help="evaluation engine (default: python)")
+    parser.add_argument("--master", metavar="URL", help="Spark master URL for --engine spark (default: $SPARK_MASTER or local[*])")
+    header = parser.add_mutually_exclusive_group()
+    header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
+    header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
+
+
+def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
+    options = {"master": args.master} if args.engine == "spark" and args.master else {}
+    progress = Progress.for_terminal()
+    if progress and args.engine == "python":
+        options["progress"] = progress
+    return Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, **options)
+
+
+def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:
+    """Program files, then an optional atom: the last argument when it is not a file."""
+    *rest, last = files
+    if rest and not last.endswith(PROGRAM_SUFFIXES) and not Path(last).exists():
+        return list(rest), last
+    return list(files), None
+
+
+def run_query(args: argparse.Namespace) -> int:
+    files, atom = split_query(args.files)
+    db = open_database(args, files)
+    out = sys.stdout
+    if atom is not None:
+        rows = db.query(atom)
+        if args.json:
+            json.dump([list(r) for r in rows], out, ensure_ascii=False)
+            out.write("\n")
+        else:
+            from .lang import parse_atom
+
+            print_table(out, parse_atom(atom).pred, rows)
+        return 0
+    model = db.model()
+    derived = db.derived
+    if args.json:
+        json.dump({p: [list(r) for r in sorted(model[p], key=row_sort_key)] for p in derived}, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        for pred in derived:
+            print_table(out, pred, sorted(model[pred], key=row_sort_key))
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    db = open_database(args, args.files)
+    violations = db.violations()
+    if args.json:
+        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_violations(sys.stdout, db, violations, args.limit)
+    return 1 if violations else 0
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    from .lang import analyze, parse_files
+
+    program = parse_files(args.files)
+    analysis = analyze(program)
+    graph = analysis.graph
+    if args.dot:
+        text = to_dot(analysis)
+        if args.dot == "-":
+            sys.stdout.write(text)
+            return 0
+        _write_text_atomically(Path(args.dot), text)
+    out = sys.stdout
+    derived = program.derived
+    out.write("strata:\n")
+    for level, preds in enumerate(analysis.strata):
+        out.write(f"  {level}: {', '.join(preds)}\n")
+    out.write("components, in evaluation order:\n")
+    for component in analysis.components:
+        kind = "base" if not set(component) & derived else ("recursive" if set(component) & analysis.recursive else "view")
+        out.write(f"  {', '.join(component)}  ({kind})\n")
+    out.write("dependencies (body -> head):\n")
+    for u, v, data in sorted(graph.edges(data=True)):
+        out.write(f"  {u} -> {v}{'  (negative)' if data['negative'] else ''}\n")
+    if args.dot:
+        out.write(f"wrote the dependency graph to {args.dot}\n")
+    return 0
+
+
+def to_dot(analysis) -> str:
+    """The dependency graph in Graphviz format: one cluster per stratum, negative edges dashed."""
+    lines = ["digraph dependencies {", "  rankdir=BT;", "  node [shape=box, fontname=monospace];"]
+    for level, preds in enumerate(analysis.strata):
+        lines.append(f'  subgraph cluster_{level} {{ label="stratum {level}"; style=dashed;')
+        lines.extend(f'    "{p}";' for p in preds)
+        lines.append("  }")
+    for u, v, data in sorted(analysis.graph.edges(data=True)):
+        style = ' [style=dashed, label="not"]' if data["negative"] else ""
+        lines.append(f'  "{u}" -> "{v}"{style};')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_text_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise NablogError(f"cannot write {path}: {e.strerror}", where=str(path), hint="check the directory exists and is writable") from None
+
+
+# -- terminal output ------------------------------------------------------------------------------
+
+
+def print_table(out: TextIO, pred: str, rows: Sequence[tuple]) -> None:
+    count = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
+    if rows and not rows[0]:
+        out.write(f"{pred}: true\n\n")
+        return
+    out.write(f"{pred} ({count})\n")
+    cells = [[format_constant(v) for v in row] for row in rows]
+    if cells:
+        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+        for r in cells:
+            out.write("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+    out.write("\n")
+
+
+def print_violations(out: TextIO, db: Database, violations: list[Violation], limit: int) -> None:
+    total = len(db.constraints())
+    if not violations:
+        out.write(f"consistent: {total} constraint" + ("" if total == 1 else "s") + " hold\n")
+        return
+    out.write(f"inconsistent: {len(violations)} of {total} constraints violated\n\n")
+    for v in violations:
+        instances = f"{v.count} violation" + ("" if v.count == 1 else "s")
+        out.write(f"{v.constraint}: {instances}\n  {v.text}\n")
+        for witness in v.witnesses[:limit]:
+            if witness:
+                out.write("    " + ", ".join(str(a) for a in witness) + "\n")
+            else:
+                out.write("    (the required atom does not hold)\n")
+        if len(v.witnesses) > limit:
+            out.write(f"    ... and {len(v.witnesses) - limit} more (--limit N, or --json for all)\n")
+        out.write("\n")
+
+
+class Progress:
+    """Progress of a long evaluation on stderr, shown only on a terminal and after half a second."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.start = time.monotonic()
+        self.shown = False
+
+    @classmethod
+    def for_terminal(cls) -> "Progress | None":
+        return cls(sys.stderr) if sys.stderr.isatty() else None
+
+    def __call__(self, message: str) -> None:
+        if time.monotonic() - self.start < 0.5:
+            return
+        self.shown = True
+        self.stream.write(f"\r\x1b[K[{time.monotonic() - self.start:6.1f}s] {message}")
+        self.stream.flush()
+
+    def __del__(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

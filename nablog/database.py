@@ -1,0 +1,300 @@
+"""Database: a program, its base facts and an engine — the facade the Python API and the CLI use.
+
+>>> db = Database.from_text('''
+...     staff_chair(X, Y) :- staff_group(X, Z), group_chair(Z, Y).
+...     #constraint one_chair :- group_chair(G, X), group_chair(G, Y), X != Y.
+...     group_chair(infor1, matthias). group_chair(infor2, gerhard).
+...     staff_group(delhibabu, infor1). staff_group(aravindan, infor1).
+... ''')
+>>> db.query("staff_chair(X, matthias)")
+[('aravindan', 'matthias'), ('delhibabu', 'matthias')]
+>>> db.violations()
+[]
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Set
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from .engines import Engine, Model, get_engine
+from .lang import (
+    Atom,
+    Denial,
+    Facts,
+    Literal,
+    Program,
+    QueryError,
+    Requirement,
+    Rule,
+    Var,
+    analyze,
+    parse,
+    parse_atom,
+    parse_files,
+    row_sort_key,
+    separate_facts,
+)
+from .lang.errors import AnalysisError
+
+VIOLATION_PREFIX = "violation__"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A violated constraint: its name, its text, how many ground instances hold, and their witnesses.
+
+    ``witnesses`` lists, per violated ground instance, the positive body atoms of the instance
+    (the facts that together violate the denial), sorted; a failed requirement has one empty witness.
+    """
+
+    constraint: str
+    text: str
+    count: int
+    witnesses: tuple[tuple[Atom, ...], ...]
+
+    def to_json(self) -> dict:
+        return {
+            "constraint": self.constraint,
+            "count": self.count,
+            "witnesses": [[str(a) for a in w] for w in self.witnesses],
+        }
+
+
+def constraint_name(constraint: Denial | Requirement, index: int) -> str:
+    """A constraint's name: the ``#constraint`` name, the required atom, or where it was written."""
+    if isinstance(constraint, Requirement):
+        return constraint.name
+    if constraint.name:
+        return constraint.name
+    if constraint.loc is not None:
+        return f"{constraint.loc.source.name}:{constraint.loc.line}"
+    return f"denial_{index}"
+
+
+class Database:
+    """A deductive database: rules and constraints (``program``), base facts, and an engine.
+
+    Build one with :meth:`from_files` (program files plus data files or directories: CSV,
+    Parquet, SQLite, ``.lp`` facts) or :meth:`from_text`. The model is computed once, on first use.
+
+    Parameters
+    ----------
+    program : Program
+        Rules, constraints and declarations; facts written in it are base facts.
+    facts : mapping, optional
+        Further base facts, relation name to rows.
+    engine : str or Engine
+        ``"python"`` (default), ``"clingo"`` or ``"spark"``, or an engine object.
+    engine_options
+        Passed to the engine (``master=`` for spark).
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        facts: Mapping[str, Iterable[tuple]] | None = None,
+        engine: str | Engine = "python",
+        sources: Sequence = (),
+        **engine_options,
+    ):
+        self.sources = list(sources)
+        self.rules, self._facts = separate_facts(program, facts)
+        self.program = program
+        self.analysis = analyze(self.rules)
+        self._check_defined()
+        self.engine = get_engine(engine, **engine_options) if isinstance(engine, str) else engine
+        self._model: Model | None = None
+
+    # -- construction -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str, facts: Mapping[str, Iterable[tuple]] | None = None, engine: str | Engine = "python", **options) -> "Database":
+        """A database from program text (rules, constraints, facts) and optional further facts."""
+        return cls(parse(text), facts, engine, **options)
+
+    @classmethod
+    def from_files(
+        cls,
+        *paths: str | Path,
+        data: Iterable[str | Path] = (),
+        engine: str | Engine = "python",
+        header: bool | None = None,
+        **options,
+    ) -> "Database":
+        """A database from program files and data: directories of CSV/Parquet files named after
+        their relations, single CSV/Parquet files, SQLite databases, or ``.lp`` facts files."""
+        from .io import open_source
+
+        program = parse_files(paths)
+        sources = [open_source(p, header=header) for p in data]
+        facts: dict[str, set[tuple]] = {}
+        for source in sources:
+            for pred, rows in source.load().items():
+                facts.setdefault(pred, set()).update(rows)
+        return cls(program, facts, engine, sources=sources, **options)
+
+    # -- validation -------------------------------------------------------------------------------
+
+    def _check_defined(self) -> None:
+        """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``."""
+        defined = set(self.rules.derived) | set(self._facts) | {p for p, _ in self.rules.declared_base}
+        arities = self.rules.signatures
+        for pred, rows in self._facts.items():
+            for row in rows:
+                if pred in arities and len(row) != arities[pred]:
+                    raise AnalysisError(
+                        f"relation {pred} has a row of {len(row)} values but {pred} has arity {arities[pred]} in the program",
+                        hint="the data's columns must match the predicate's arguments, in order",
+                    )
+                break
+        for statement in self.rules.statements:
+            atoms: list[Atom] = []
+            if isinstance(statement, (Rule, Denial)):
+                atoms = [b.atom for b in statement.body if isinstance(b, Literal)]
+            elif isinstance(statement, Requirement):
+                atoms = [statement.atom]
+            for atom in atoms:
+                if atom.pred not in defined:
+                    raise AnalysisError(
+                        f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration",
+                        atom.loc or statement.loc,
+                        _suggest(atom.pred, defined)
+                        or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet",
+                    )
+
+    # -- the model --------------------------------------------------------------------------------
+
+    @property
+    def facts(self) -> Facts:
+        """The base facts, relation name to set of tuples (a split predicate's under ``base__p``)."""
+        return self._facts
+
+    def model(self) -> Model:
+        """The perfect model: every base and derived relation as a set of tuples."""
+        if self._model is None:
+            self._model = self.engine.evaluate(self.rules, self._facts)
+        return self._model
+
+    @property
+    def derived(self) -> list[str]:
+        """The view predicates: those defined by rules, in name order."""
+        return sorted(self.rules.derived)
+
+    def relation(self, pred: str) -> Set:
+        """The tuples of one relation in the model."""
+        model = self.model()
+        if pred not in model:
+            raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
+        return model[pred]
+
+    def query(self, atom: str | Atom) -> list[tuple]:
+        """The tuples of the atom's predicate that match its constants and repeated variables, sorted.
+
+        >>> Database.from_text("e(1,2). e(2,2). e(3,1).").query("e(X, X)")
+        [(2, 2)]
+        """
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        arities = {**{p: _arity_of(r) for p, r in self.model().items()}, **self.rules.signatures}
+        if atom.pred not in arities:
+            raise QueryError(
+                f"unknown predicate {atom.pred}/{atom.arity} in the query",
+                atom.loc,
+                _suggest(atom.pred, arities) or "query a predicate that has rules or facts",
+            )
+        if arities[atom.pred] != atom.arity:
+            raise QueryError(
+                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the query gives {atom.arity} argument{'' if atom.arity == 1 else 's'}",
+                atom.loc,
+                f"write {atom.pred} with {arities[atom.pred]} arguments",
+            )
+        return sorted((row for row in self.model().get(atom.pred, ()) if _matches(atom, row)), key=row_sort_key)
+
+    # -- constraints ------------------------------------------------------------------------------
+
+    def constraints(self) -> list[tuple[str, Denial | Requirement]]:
+        """Every constraint with its name, in program order."""
+        return [(constraint_name(c, i + 1), c) for i, c in enumerate(self.rules.constraints)]
+
+    def violations(self) -> list[Violation]:
+        """Each violated constraint with its count of violated ground instances and their witnesses."""
+        model = self.model()
+        rules: list[Rule] = []
+        denials: list[tuple[str, Denial, str, tuple[Var, ...], tuple[Atom, ...]]] = []
+        out: list[Violation] = []
+        for i, (name, c) in enumerate(self.constraints()):
+            if isinstance(c, Requirement):
+                if tuple(c.atom.args) not in model.get(c.atom.pred, ()):
+                    out.append(Violation(name, str(c), 1, ((),)))
+                continue
+            body = _name_anonymous(c.body)
+            variables = tuple(dict.fromkeys(v for b in body if isinstance(b, Literal) and b.positive for v in b.variables()))
+            head = Atom(f"{VIOLATION_PREFIX}{i}", variables)
+            rules.append(Rule((head,), body))
+            witness_atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
+            denials.append((name, c, head.pred, variables, witness_atoms))
+        if denials:
+            found = self.engine.evaluate(Program(tuple(rules)), model)
+            for name, c, pred, variables, witness_atoms in denials:
+                rows = found.get(pred, ())
+                if not len(rows):
+                    continue
+                witnesses = sorted(
+                    (tuple(_ground(a, dict(zip(variables, row))) for a in witness_atoms) for row in rows),
+                    key=lambda w: [(a.pred, row_sort_key(a.args)) for a in w],
+                )
+                out.append(Violation(name, str(c), len(rows), tuple(witnesses)))
+        order = {name: i for i, (name, _) in enumerate(self.constraints())}
+        return sorted(out, key=lambda v: order[v.constraint])
+
+    def is_consistent(self) -> bool:
+        return not self.violations()
+
+
+def _name_anonymous(body):
+    """Give each ``_`` of a positive literal its own name, so ground instances include it."""
+    counter = iter(range(1, 1_000_000))
+    out = []
+    for b in body:
+        if isinstance(b, Literal) and b.positive and any(isinstance(t, Var) and t.name == "_" for t in b.atom.args):
+            args = tuple(Var(f"_Anon{next(counter)}") if isinstance(t, Var) and t.name == "_" else t for t in b.atom.args)
+            b = Literal(Atom(b.atom.pred, args, b.atom.loc), True)
+        out.append(b)
+    return tuple(out)
+
+
+def _ground(atom: Atom, binding: dict) -> Atom:
+    return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
+
+
+def _matches(atom: Atom, row: tuple) -> bool:
+    seen: dict[Var, object] = {}
+    for term, value in zip(atom.args, row):
+        if isinstance(term, Var):
+            if term.name == "_":
+                continue
+            if term in seen and seen[term] != value:
+                return False
+            seen[term] = value
+        elif term != value:
+            return False
+    return True
+
+
+def _arity_of(rows) -> int:
+    arity = getattr(rows, "arity", None)
+    if arity is not None:
+        return arity
+    return len(next(iter(rows))) if len(rows) else 0
+
+
+def _suggest(name: str, known: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(name, [k for k in known if not k.startswith(("base__", VIOLATION_PREFIX))], n=1)
+    return f"did you mean {close[0]}?" if close else None
+
+
+__all__ = ["Database", "Violation", "constraint_name"]

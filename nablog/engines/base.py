@@ -1,0 +1,63 @@
+"""The engine protocol, and the preparation every engine shares: split facts, analyse, collect arities."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Protocol
+
+from ..lang import Analysis, AnalysisError, Program, Rule, analyze, separate_facts
+
+Model = dict[str, Set]
+"""Relation name to a read-only set of tuples of constants, for every base and derived relation."""
+
+
+class Engine(Protocol):
+    """Computes the perfect model of a stratified program over base facts.
+
+    ``evaluate`` returns every relation of the program (base relations included, empty ones
+    too); constraints are not checked here (see ``Database.violations``).
+    """
+
+    name: str
+
+    def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model: ...
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A program ready to evaluate: rules only, all base facts, the analysis and every arity."""
+
+    program: Program
+    facts: dict[str, set[tuple]]
+    analysis: Analysis
+    arities: dict[str, int]
+
+
+def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
+    """Move the program's facts into the base facts, check the program, and record arities.
+
+    Arities come from the program; relations that only occur in ``facts`` take the width of
+    their rows, and a relation whose rows disagree in width is an error.
+    """
+    rules, base = separate_facts(program, facts)
+    analysis = analyze(rules)
+    arities = dict(rules.signatures)
+    for pred, rows in base.items():
+        if not rows:
+            arities.setdefault(pred, 0)  # an empty relation the program never mentions
+        for row in rows:
+            expected = arities.setdefault(pred, len(row))
+            if len(row) != expected:
+                raise AnalysisError(
+                    f"relation {pred} has a row of {len(row)} values, {_format_row(row)}, but {pred} has arity {expected}",
+                    hint="every row of a relation has one value per argument",
+                )
+    only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
+    return Prepared(only_rules, base, analysis, arities)
+
+
+def _format_row(row: tuple) -> str:
+    from ..lang import format_constant
+
+    return "(" + ", ".join(format_constant(v) for v in row) + ")"

@@ -1,0 +1,229 @@
+"""Integer encoding of constants, order-preserving, and columnar relations that read as sets of tuples.
+
+Engines work on dense integer ids: ``ConstantDictionary`` numbers the constants in the order of
+DESIGN.md (integers before strings, strings by code point), so comparing ids compares constants.
+``EncodedRelation`` keeps a relation as sorted unique rows of ids and behaves as a read-only set
+of tuples of constants; it decodes lazily, so a 25-million-tuple model costs numpy arrays, not
+Python tuples. Iteration yields tuples in the order of constants.
+
+>>> d = ConstantDictionary.build(["b", 3, "a", 3])
+>>> d.values
+[3, 'a', 'b']
+>>> rel = EncodedRelation.from_rows(d, [(3, "a"), ("b", "a"), (3, "a")], arity=2)
+>>> list(rel), len(rel), (3, "a") in rel, ("zzz", 1) in rel
+([(3, 'a'), ('b', 'a')], 2, True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Set
+from typing import Mapping
+
+import numpy as np
+
+from ..lang import Constant, constant_sort_key
+
+INT = np.int64
+_KEY_BITS = 62
+
+
+class ConstantDictionary:
+    """A bijection between constants and ids ``0..n-1`` that preserves the order of constants."""
+
+    def __init__(self, values: list[Constant]):
+        self.values = values
+        self.ids: dict[Constant, int] = {v: i for i, v in enumerate(values)}
+        self._array: np.ndarray | None = None
+
+    @classmethod
+    def build(cls, constants: Iterable[Constant]) -> "ConstantDictionary":
+        unique = set(constants)
+        for c in unique:
+            if isinstance(c, bool) or not isinstance(c, (int, str)):
+                raise TypeError(f"not a nablog constant: {c!r} ({type(c).__name__})")
+        return cls(sorted(unique, key=constant_sort_key))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def id(self, value: Constant) -> int | None:
+        return self.ids.get(value)
+
+    def encode_rows(self, rows: Iterable[tuple], arity: int) -> np.ndarray:
+        ids = self.ids
+        flat = [ids[v] for row in rows for v in row]
+        return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
+
+    def decode_column(self, column: np.ndarray) -> list[Constant]:
+        if self._array is None:
+            self._array = np.array(self.values, dtype=object)
+        return self._array[column].tolist()
+
+
+def key_base(size: int) -> int:
+    return max(size, 1)
+
+
+def fits_in_key(size: int, arity: int) -> bool:
+    """Whether ``arity`` columns of ids below ``size`` pack into one int64 key."""
+    return arity == 0 or key_base(size) ** arity < (1 << _KEY_BITS)
+
+
+def pack(columns: list[np.ndarray], size: int) -> np.ndarray:
+    """Pack id columns into int64 keys that sort like the rows; requires :func:`fits_in_key`."""
+    if not columns:
+        return np.zeros(0, INT)
+    base = key_base(size)
+    key = columns[0].astype(INT, copy=True)
+    for col in columns[1:]:
+        key *= base
+        key += col
+    return key
+
+
+def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
+    base = key_base(size)
+    cols: list[np.ndarray] = []
+    rest = keys
+    for _ in range(arity - 1):
+        rest, col = np.divmod(rest, base)
+        cols.append(col)
+    cols.append(rest)
+    return cols[::-1]
+
+
+def sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here)."""
+    if len(keys) < 2:
+        return np.sort(keys)
+    keys = np.sort(keys)
+    keep = np.empty(len(keys), dtype=bool)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
+
+
+def member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """Boolean mask: which probe values occur in ``sorted_keys`` (sort and searchsorted, no isin)."""
+    if len(sorted_keys) == 0:
+        return np.zeros(len(probe), dtype=bool)
+    pos = np.searchsorted(sorted_keys, probe)
+    np.minimum(pos, len(sorted_keys) - 1, out=pos)
+    return sorted_keys[pos] == probe
+
+
+def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two sorted arrays with no value in common."""
+    if len(a) == 0:
+        return b
+    if len(b) == 0:
+        return a
+    return np.insert(a, np.searchsorted(a, b), b)
+
+
+def row_view(rows: np.ndarray) -> np.ndarray:
+    """View (n, k) id rows as n opaque scalars, for set operations on rows too wide to pack."""
+    rows = np.ascontiguousarray(rows, dtype=INT)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+class EncodedRelation(Set):
+    """A read-only set of tuples of constants stored as sorted unique id rows.
+
+    ``keys`` holds packed int64 keys when the arity and dictionary allow it; otherwise rows are
+    compared as opaque byte strings. Either way ``columns()`` gives one id array per argument.
+    """
+
+    __slots__ = ("dictionary", "arity", "_keys", "_rows")
+
+    def __init__(self, dictionary: ConstantDictionary, arity: int, keys: np.ndarray | None, rows: np.ndarray | None):
+        self.dictionary = dictionary
+        self.arity = arity
+        self._keys = keys
+        self._rows = rows
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_columns(cls, dictionary: ConstantDictionary, columns: list[np.ndarray], arity: int, n: int | None = None) -> "EncodedRelation":
+        if arity == 0:
+            count = n if n is not None else 0
+            return cls(dictionary, 0, np.zeros(min(count, 1), INT), None)
+        if fits_in_key(len(dictionary), arity):
+            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary))), None)
+        rows = np.stack(columns, axis=1).astype(INT, copy=False)
+        return cls(dictionary, arity, None, unique_rows(rows))
+
+    @classmethod
+    def from_rows(cls, dictionary: ConstantDictionary, rows: Iterable[tuple], arity: int) -> "EncodedRelation":
+        rows = list(rows)
+        if arity == 0:
+            return cls(dictionary, 0, np.zeros(min(len(rows), 1), INT), None)
+        array = dictionary.encode_rows(rows, arity)
+        return cls.from_columns(dictionary, [array[:, i] for i in range(arity)], arity)
+
+    @classmethod
+    def empty(cls, dictionary: ConstantDictionary, arity: int) -> "EncodedRelation":
+        return cls.from_columns(dictionary, [np.zeros(0, INT)] * arity, arity, 0)
+
+    # -- access ---------------------------------------------------------------------------------
+
+    @property
+    def packed(self) -> bool:
+        return self._keys is not None
+
+    @property
+    def keys(self) -> np.ndarray:
+        assert self._keys is not None
+        return self._keys
+
+    def columns(self) -> list[np.ndarray]:
+        if self.arity == 0:
+            return []
+        if self._keys is not None:
+            return unpack(self._keys, len(self.dictionary), self.arity)
+        assert self._rows is not None
+        return [self._rows[:, i] for i in range(self.arity)]
+
+    def __len__(self) -> int:
+        return len(self._keys) if self._keys is not None else len(self._rows)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self.arity == 0:
+            return iter([()] * len(self))
+        decoded = [self.dictionary.decode_column(c) for c in self.columns()]
+        return iter(zip(*decoded))
+
+    def __contains__(self, row: object) -> bool:
+        if not isinstance(row, tuple) or len(row) != self.arity:
+            return False
+        if self.arity == 0:
+            return len(self) > 0
+        ids = [self.dictionary.id(v) for v in row]  # type: ignore[arg-type]
+        if any(i is None for i in ids):
+            return False
+        if self._keys is not None:
+            probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
+            return bool(member(self._keys, probe)[0])
+        assert self._rows is not None
+        return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
+
+    def __repr__(self) -> str:
+        return f"EncodedRelation(arity={self.arity}, size={len(self)})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def unique_rows(rows: np.ndarray) -> np.ndarray:
+    if len(rows) == 0:
+        return rows.reshape(0, rows.shape[1])
+    order = np.lexsort(rows.T[::-1])
+    rows = rows[order]
+    keep = np.ones(len(rows), dtype=bool)
+    keep[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    return rows[keep]
+
+
+def decode_facts(facts: Mapping[str, Set]) -> dict[str, set[tuple]]:
+    """Materialize every relation as a Python set of tuples."""
+    return {pred: set(rows) for pred, rows in facts.items()}

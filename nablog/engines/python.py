@@ -1,0 +1,477 @@
+"""The embedded `python` engine: columnar semi-naive evaluation over integer-encoded constants.
+
+Relations are sorted unique id rows (packed into int64 keys where they fit). A rule body is
+evaluated as a sequence of sort-based joins: the relation joined next is indexed once on its bound
+columns (sorted keys plus ``searchsorted``, cached while the relation is unchanged), so a recursive
+rule probes a fixed index every round. Negation is an anti-join, comparisons are vectorised filters
+on order-preserving ids. Each strongly connected component runs semi-naively: every recursive rule
+is evaluated once per recursive body literal with that literal restricted to the last round's new
+tuples (the delta).
+
+``update`` continues from a given model: components untouched by the change keep their relations,
+components that only grow continue semi-naively from the inserted tuples, and the rest are
+recomputed over the new lower strata.
+
+>>> from nablog.lang import parse
+>>> model = PythonEngine().evaluate(parse("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y)."),
+...                                 {"e": {(1, 2), (2, 3)}})
+>>> sorted(model["p"])
+[(1, 2), (1, 3), (2, 3)]
+>>> sorted(PythonEngine().update(parse("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y)."), model,
+...                              insert={"e": {(3, 4)}})["p"])
+[(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from ..lang import Atom, Comparison, Literal, Program, Rule, Var, base_part
+from .base import Model, Prepared, prepare
+from .encoding import (
+    INT,
+    ConstantDictionary,
+    EncodedRelation,
+    fits_in_key,
+    member,
+    merge_sorted,
+    pack,
+    row_view,
+    sorted_unique,
+    unique_rows,
+)
+from .plan import ComponentPlan, body_order, component_plans
+
+_CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
+
+
+class Frame:
+    """Bindings of a partly evaluated rule body: one id column per bound variable, ``n`` rows."""
+
+    __slots__ = ("n", "cols")
+
+    def __init__(self, n: int, cols: dict[Var, np.ndarray]):
+        self.n = n
+        self.cols = cols
+
+    def take(self, index: np.ndarray) -> "Frame":
+        return Frame(len(index), {v: c[index] for v, c in self.cols.items()})
+
+    def keep(self, mask: np.ndarray) -> "Frame":
+        return Frame(int(mask.sum()), {v: c[mask] for v, c in self.cols.items()})
+
+
+def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
+    """Comparable keys for rows of id columns: packed int64 where possible, else opaque bytes."""
+    if fits_in_key(size, len(columns)):
+        return pack(columns, size)
+    return row_view(np.stack(columns, axis=1))
+
+
+class _Evaluator:
+    """Evaluates rules over a fixed dictionary; holds the current relations and their indexes."""
+
+    def __init__(self, dictionary: ConstantDictionary, arities: dict[str, int]):
+        self.d = dictionary
+        self.size = len(dictionary)
+        self.arities = arities
+        self.rels: dict[str, EncodedRelation] = {}
+        self.progress: Callable[[int, int], None] | None = None
+        # (id(relation), positions, constants) -> (relation, sorted keys, order, columns)
+        self._indexes: dict[tuple, tuple] = {}
+
+    def relation(self, pred: str) -> EncodedRelation:
+        rel = self.rels.get(pred)
+        if rel is None:
+            rel = self.rels[pred] = EncodedRelation.empty(self.d, self.arities.get(pred, 0))
+        return rel
+
+    # -- one atom against one relation ------------------------------------------------------------
+
+    def _selected(self, atom: Atom, rel: EncodedRelation) -> list[np.ndarray] | None:
+        """The relation's columns restricted to rows matching the atom's constants and repeated
+        variables; None when a constant is not in the dictionary (nothing can match)."""
+        cols = rel.columns()
+        mask = None
+        first: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var):
+                if term.name == "_":
+                    continue
+                if term in first:
+                    cond = cols[i] == cols[first[term]]
+                else:
+                    first[term] = i
+                    continue
+            else:
+                cid = self.d.id(term)
+                if cid is None:
+                    return None
+                cond = cols[i] == cid
+            mask = cond if mask is None else mask & cond
+        if mask is not None:
+            cols = [c[mask] for c in cols]
+        return cols
+
+    def _index(self, atom: Atom, rel: EncodedRelation, positions: tuple[int, ...]):
+        """Sorted keys of the selected rows on ``positions``, with the sort order and the columns."""
+        constants = tuple((i, t) for i, t in enumerate(atom.args) if not isinstance(t, Var))
+        repeats = tuple(_repeat_pattern(atom))
+        key = (positions, constants, repeats)
+        # Only relations that are current are cached: deltas are used once and would pile up.
+        cacheable = self.rels.get(atom.pred) is rel
+        slot = self._indexes.get(id(rel))
+        if cacheable and slot is not None and slot[0] is rel and key in slot[1]:
+            return slot[1][key]
+        cols = self._selected(atom, rel)
+        if cols is None:
+            cols = [np.zeros(0, INT)] * rel.arity
+        keys = _keys([cols[i] for i in positions], self.size)
+        order = np.argsort(keys, kind="stable")
+        entry = (keys[order], order, cols)
+        if cacheable:
+            if slot is None or slot[0] is not rel:
+                slot = self._indexes[id(rel)] = (rel, {})
+            slot[1][key] = entry
+        return entry
+
+    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
+        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables)."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        shared = [v for v in positions if v in frame.cols]
+        fresh = [v for v in positions if v not in frame.cols]
+        if not shared:
+            cols = self._selected(atom, rel)
+            if cols is None:
+                m = 0
+            else:
+                m = len(cols[0]) if rel.arity else len(rel)
+            if frame.n == 1 and not frame.cols and cols is not None:
+                return Frame(m, {v: cols[positions[v]] for v in fresh})
+            fi = np.repeat(np.arange(frame.n), m)
+            ri = np.tile(np.arange(m), frame.n)
+            out = {v: c[fi] for v, c in frame.cols.items()}
+            for v in fresh:
+                out[v] = cols[positions[v]][ri]  # type: ignore[index]
+            return Frame(len(fi), out)
+        sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
+        probe = _keys([frame.cols[v] for v in shared], self.size)
+        lo = np.searchsorted(sorted_keys, probe, "left")
+        hi = np.searchsorted(sorted_keys, probe, "right")
+        counts = hi - lo
+        total = int(counts.sum())
+        fi = np.repeat(np.arange(frame.n), counts)
+        starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        ri = order[np.arange(total) + starts]
+        out = {v: c[fi] for v, c in frame.cols.items()}
+        for v in fresh:
+            out[v] = cols[positions[v]][ri]
+        return Frame(total, out)
+
+    def antijoin(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
+        """Keep the bindings for which no tuple of ``rel`` matches the atom (``not atom``)."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        if not positions:
+            cols = self._selected(atom, rel)
+            present = cols is not None and (len(cols[0]) > 0 if cols else len(rel) > 0)
+            return Frame(0, {v: c[:0] for v, c in frame.cols.items()}) if present else frame
+        sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
+        probe = _keys([frame.cols[v] for v in positions], self.size)
+        return frame.keep(~_member(sorted_keys, probe))
+
+    def compare(self, frame: Frame, cmp: Comparison) -> Frame:
+        return frame.keep(_CMP[cmp.op](self._operand(frame, cmp.left), self._operand(frame, cmp.right)))
+
+    def _operand(self, frame: Frame, term) -> np.ndarray:
+        if isinstance(term, Var):
+            return frame.cols[term]
+        return np.full(frame.n, self.d.ids[term], INT)
+
+    # -- rules --------------------------------------------------------------------------------------
+
+    def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
+        """All bindings of the body; ``source(i, atom)`` picks the relation of body literal i."""
+        pick = source or (lambda i, atom: self.relation(atom.pred))
+        index_of = {id(b): i for i, b in enumerate(rule.body)}
+        frame = Frame(1, {})
+        for element in body_order(rule, start):
+            if frame.n == 0:
+                break
+            if isinstance(element, Comparison):
+                frame = self.compare(frame, element)
+            elif element.positive:
+                frame = self.join(frame, element.atom, pick(index_of[id(element)], element.atom))
+            else:
+                frame = self.antijoin(frame, element.atom, self.relation(element.atom.pred))
+        return frame
+
+    def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
+        return [
+            frame.cols[t] if isinstance(t, Var) else np.full(frame.n, self.d.ids[t], INT)  # type: ignore[index]
+            for t in atom.args
+        ]
+
+    def derive(self, rules: Iterable[tuple[Rule, int | None, Callable | None]]) -> dict[str, EncodedRelation]:
+        """Evaluate rule instances and collect their heads per predicate (deduplicated)."""
+        parts: dict[str, list[list[np.ndarray]]] = {}
+        counts: dict[str, int] = {}
+        for rule, start, source in rules:
+            frame = self.body(rule, start, source)
+            if frame.n == 0:
+                continue  # the body may have stopped before binding every head variable
+            for atom in rule.head:
+                parts.setdefault(atom.pred, []).append(self.head_columns(atom, frame))
+                counts[atom.pred] = counts.get(atom.pred, 0) + frame.n
+        out = {}
+        for pred, chunks in parts.items():
+            arity = self.arities[pred]
+            cols = [np.concatenate([c[i] for c in chunks]) for i in range(arity)]
+            out[pred] = EncodedRelation.from_columns(self.d, cols, arity, counts[pred])
+        return out
+
+    # -- components ---------------------------------------------------------------------------------
+
+    def run_component(self, plan: ComponentPlan, seed: dict[str, EncodedRelation] | None = None) -> None:
+        """Evaluate one component to its fixpoint.
+
+        Without ``seed`` the component starts empty. With ``seed`` (predicate -> tuples new in
+        some relation the component reads, keyed by that relation), the component's current
+        relations are kept and evaluation continues semi-naively from those new tuples only.
+        """
+        members = plan.predicates
+        if seed is None:
+            for pred in members:
+                self.rels[pred] = EncodedRelation.empty(self.d, self.arities[pred])
+            derived = self.derive((rule, None, None) for rule in plan.exit_rules)
+            delta = {}
+            for pred in members:
+                if pred in derived:
+                    self.rels[pred] = derived[pred]
+                    delta[pred] = derived[pred]
+        else:
+            # Every rule reading a changed relation is evaluated with that literal as the delta.
+            instances = []
+            for rule in plan.exit_rules + tuple(r for r, _ in plan.recursive_rules):
+                for i, b in enumerate(rule.body):
+                    if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
+                        instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
+            delta = self._absorb(self.derive(instances), members)
+        recursive = plan.recursive_rules
+        rounds = 0
+        while recursive and any(len(d) for d in delta.values()):
+            rounds += 1
+            if self.progress:
+                self.progress(rounds, sum(len(d) for d in delta.values()))
+            instances = []
+            for rule, positions in recursive:
+                for i in positions:
+                    d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
+                    if d is not None and len(d):
+                        instances.append((rule, i, self._delta_source(i, d)))
+            delta = self._absorb(self.derive(instances), members)
+
+    def _delta_source(self, position: int, delta: EncodedRelation):
+        return lambda i, atom: delta if i == position else self.relation(atom.pred)
+
+    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str]) -> dict[str, EncodedRelation]:
+        """Add derived tuples to the relations; return per predicate the tuples that were new."""
+        delta = {}
+        for pred in members:
+            if pred not in derived:
+                continue
+            old = self.relation(pred)
+            new = difference(derived[pred], old)
+            if len(new):
+                self.rels[pred] = union_disjoint(old, new)
+                self._indexes.pop(id(old), None)
+            delta[pred] = new
+        return delta
+
+
+def _repeat_pattern(atom: Atom):
+    seen: dict[Var, int] = {}
+    for i, t in enumerate(atom.args):
+        if isinstance(t, Var) and t.name != "_":
+            if t in seen:
+                yield (seen[t], i)
+            else:
+                seen[t] = i
+
+
+def _member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    if sorted_keys.dtype == INT:
+        return member(sorted_keys, probe)
+    if len(sorted_keys) == 0:
+        return np.zeros(len(probe), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, probe), len(sorted_keys) - 1)
+    return sorted_keys[pos] == probe
+
+
+def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
+    """Tuples of ``a`` not in ``b`` (same dictionary and arity)."""
+    if a.arity == 0:
+        return EncodedRelation(a.dictionary, 0, a.keys[: 0 if len(b) else len(a)], None)
+    if a.packed:
+        return EncodedRelation(a.dictionary, a.arity, a.keys[~member(b.keys, a.keys)], None)
+    rows_a, rows_b = np.stack(a.columns(), 1), np.stack(b.columns(), 1)
+    keep = ~_member(np.sort(row_view(rows_b)), row_view(rows_a))
+    return EncodedRelation(a.dictionary, a.arity, None, rows_a[keep])
+
+
+def union_disjoint(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
+    """The union of two relations with no tuple in common."""
+    if a.arity == 0:
+        return EncodedRelation(a.dictionary, 0, a.keys if len(a) else b.keys, None)
+    if a.packed:
+        return EncodedRelation(a.dictionary, a.arity, merge_sorted(a.keys, b.keys), None)
+    rows = np.concatenate([np.stack(a.columns(), 1), np.stack(b.columns(), 1)])
+    return EncodedRelation(a.dictionary, a.arity, None, unique_rows(rows))
+
+
+class PythonEngine:
+    """Semi-naive bottom-up evaluation in-process; no start-up cost. See the module docstring."""
+
+    name = "python"
+
+    def __init__(self, progress: Callable[[str], None] | None = None):
+        self.progress = progress
+
+    def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
+        """The perfect model: every base and derived relation as a set of tuples."""
+        prepared = prepare(program, facts)
+        evaluator = self._evaluator(prepared, prepared.facts.values(), ())
+        for pred, rows in prepared.facts.items():
+            evaluator.rels[pred] = EncodedRelation.from_rows(evaluator.d, rows, prepared.arities[pred])
+        plans = component_plans(prepared.program, prepared.analysis)
+        for i, plan in enumerate(plans):
+            if self.progress:
+                evaluator.progress = _reporter(self.progress, f"component {i + 1}/{len(plans)} ({', '.join(plan.predicates)})")
+            evaluator.run_component(plan)
+        return _model(evaluator, prepared)
+
+    def update(
+        self,
+        program: Program,
+        model: Mapping[str, Set],
+        insert: Mapping[str, Iterable[tuple]] | None = None,
+        delete: Mapping[str, Iterable[tuple]] | None = None,
+    ) -> Model:
+        """The model after inserting and deleting base facts, computed from the model before.
+
+        ``model`` is the perfect model of ``program`` over some base facts (as ``evaluate``
+        returns it); ``insert``/``delete`` change base relations. Components whose inputs did not
+        change keep their relations; a component whose inputs only grew and that reads them only
+        positively continues semi-naively from the new tuples; any other component is recomputed.
+        """
+        # Stored facts of a predicate that also has rules live in its base part (seed 002 §2.1).
+        derived = program.derived
+        target = lambda p: base_part(p) if p in derived else p  # noqa: E731
+        insert = {target(p): set(map(tuple, rows)) for p, rows in (insert or {}).items()}
+        delete = {target(p): set(map(tuple, rows)) for p, rows in (delete or {}).items()}
+        # Naming the model's base relations keeps the bridging rules of split predicates.
+        prepared = prepare(program, {**{p: () for p in model if p not in derived}, **insert})
+        evaluator = self._evaluator(prepared, [*model.values(), *insert.values(), *delete.values()], model.values())
+        arities = prepared.arities
+        signatures = prepared.program.signatures
+        for pred, rows in model.items():
+            if pred not in signatures and not insert.get(pred):
+                arities[pred] = _arity(rows)
+            evaluator.rels[pred] = _encode(evaluator.d, rows, arities[pred])
+        for pred in delete:
+            arities.setdefault(pred, _arity(delete[pred]))
+        # Per predicate: the tuples it gained, when it only gained; None when it lost some.
+        grew: dict[str, EncodedRelation | None] = {}
+        for pred in set(insert) | set(delete):
+            old = evaluator.relation(pred)
+            ins = EncodedRelation.from_rows(evaluator.d, insert.get(pred, ()), arities[pred])
+            dele = EncodedRelation.from_rows(evaluator.d, delete.get(pred, ()), arities[pred])
+            new = union_disjoint(difference(old, dele), difference(difference(ins, dele), old))
+            evaluator.rels[pred] = new
+            lost = len(difference(old, new)) > 0
+            gained = difference(new, old)
+            if lost:
+                grew[pred] = None
+            elif len(gained):
+                grew[pred] = gained
+        for plan in component_plans(prepared.program, prepared.analysis):
+            inputs = _inputs(plan)
+            changed = {p: grew[p] for p in inputs if p in grew}
+            if not changed:
+                continue
+            old = {p: evaluator.relation(p) for p in plan.predicates}
+            negated = {p for rule in _rules(plan) for p in (a.pred for a in rule.negative_body())}
+            if all(d is not None for d in changed.values()) and not (negated & set(changed)):
+                evaluator.run_component(plan, seed=changed)  # type: ignore[arg-type]
+            else:
+                evaluator.run_component(plan)
+            for pred in plan.predicates:
+                new = evaluator.relation(pred)
+                gained = difference(new, old[pred])
+                if len(difference(old[pred], new)):
+                    grew[pred] = None
+                elif len(gained):
+                    grew[pred] = gained
+        return _model(evaluator, prepared)
+
+    @staticmethod
+    def _evaluator(prepared: Prepared, relations: Iterable[Iterable[tuple]], encoded: Iterable[Set]) -> _Evaluator:
+        """An evaluator whose dictionary covers the program and the data; reuses the dictionary
+        of an already encoded model when it covers everything."""
+        constants = set(prepared.program.constants())
+        existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
+        plain = [r for r in relations if not isinstance(r, EncodedRelation)]
+        for rows in plain:
+            for row in rows:
+                constants.update(row)
+        if len(existing) == 1:
+            d = next(iter(existing))
+            if all(c in d.ids for c in constants):
+                return _Evaluator(d, prepared.arities)
+        for d in existing:
+            constants.update(d.values)
+        return _Evaluator(ConstantDictionary.build(constants), prepared.arities)
+
+
+def _reporter(progress: Callable[[str], None], label: str) -> Callable[[int, int], None]:
+    progress(label)
+    return lambda rounds, size: progress(f"{label}: round {rounds}, {size:,} new tuples")
+
+
+def _arity(rows: Set) -> int:
+    if isinstance(rows, EncodedRelation):
+        return rows.arity
+    return len(next(iter(rows))) if rows else 0
+
+
+def _encode(d: ConstantDictionary, rows: Set, arity: int) -> EncodedRelation:
+    if isinstance(rows, EncodedRelation) and rows.dictionary is d and rows.arity == arity:
+        return rows
+    return EncodedRelation.from_rows(d, rows, arity)
+
+
+def _rules(plan: ComponentPlan) -> tuple[Rule, ...]:
+    return plan.exit_rules + tuple(r for r, _ in plan.recursive_rules)
+
+
+def _inputs(plan: ComponentPlan) -> set[str]:
+    return {b.atom.pred for rule in _rules(plan) for b in rule.body if isinstance(b, Literal)} - set(plan.predicates)
+
+
+def _model(evaluator: _Evaluator, prepared: Prepared) -> Model:
+    return {pred: evaluator.relation(pred) for pred in sorted(set(prepared.arities) | set(evaluator.rels))}

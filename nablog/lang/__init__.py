@@ -1,0 +1,31 @@
+"""The nablog language: AST, parser, printer, errors with locations, analysis (safety, strata)."""
+
+from .analysis import Analysis, analyze, dependency_graph, stratify
+from .ast import (
+    Atom,
+    BaseDeclaration,
+    Comparison,
+    Constant,
+    Constraint,
+    Denial,
+    Literal,
+    Requirement,
+    Rule,
+    Statement,
+    Term,
+    Var,
+    constant_sort_key,
+    format_constant,
+    row_sort_key,
+)
+from .errors import AnalysisError, DataError, Loc, NablogError, NablogSyntaxError, QueryError, Source
+from .parser import parse_atom, parse_statements, parse_term
+from .program import Facts, Program, base_part, parse, parse_files, read_text, separate_facts
+
+__all__ = [
+    "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "Comparison", "Constant", "Constraint",
+    "DataError", "Denial", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "Program",
+    "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "Var", "analyze", "base_part",
+    "constant_sort_key", "dependency_graph", "format_constant", "parse", "parse_atom", "parse_files",
+    "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "stratify",
+]

@@ -1,0 +1,224 @@
+"""Static analysis: arity consistency, safety, the predicate dependency graph and its strata.
+
+>>> from nablog.lang import parse
+>>> info = analyze(parse("p(X) :- e(X). q(X) :- e(X), not p(X). e(1)."))
+>>> info.strata
+[['e', 'p'], ['q']]
+>>> info.components
+[('e',), ('p',), ('q',)]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import networkx as nx
+
+from .ast import Atom, Comparison, Denial, Literal, Requirement, Rule, Var
+from .errors import AnalysisError, Loc
+from .program import Program
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What analysis learned about a valid program.
+
+    ``graph`` has an edge ``q -> p`` for each rule of ``p`` using ``q`` in its body, with
+    ``negative=True`` when some use is under ``not``; ``components`` lists the strongly connected
+    components in an order where each comes after everything it depends on; ``stratum`` maps each
+    predicate to its stratum (0 for base relations and anything needing no negation below it).
+    """
+
+    graph: nx.DiGraph
+    components: list[tuple[str, ...]]
+    stratum: dict[str, int]
+    recursive: frozenset[str]
+
+    @property
+    def strata(self) -> list[list[str]]:
+        if not self.stratum:
+            return []
+        out: list[list[str]] = [[] for _ in range(max(self.stratum.values()) + 1)]
+        for pred, level in self.stratum.items():
+            out[level].append(pred)
+        return [sorted(level) for level in out]
+
+
+def analyze(program: Program, *, allow_disjunction: bool = False) -> Analysis:
+    """Check arities and safety, then stratify; raise AnalysisError on the first problem found."""
+    check_arities(program)
+    for statement in program.statements:
+        if isinstance(statement, Rule):
+            if len(statement.head) > 1 and not allow_disjunction:
+                raise AnalysisError(
+                    "disjunctive heads are not allowed in a database program",
+                    statement.loc,
+                    "write one rule per alternative; view updates compute disjunctions for you",
+                )
+            check_rule_safety(statement)
+        elif isinstance(statement, Denial):
+            check_body_safety(statement.body, set(), statement.loc, "constraint")
+    return stratify(program)
+
+
+def check_arities(program: Program) -> None:
+    """Every predicate is used with one arity throughout (``#base`` declarations included)."""
+    seen: dict[str, tuple[int, Loc | None]] = {}
+    for statement in program.statements:
+        sigs: Iterable[tuple[str, int, Loc | None]]
+        if hasattr(statement, "signatures"):
+            sigs = [(p, n, statement.loc) for p, n in statement.signatures]  # type: ignore[union-attr]
+        else:
+            sigs = [(a.pred, a.arity, a.loc or statement.loc) for a in _statement_atoms(statement)]
+        for pred, arity, loc in sigs:
+            if pred not in seen:
+                seen[pred] = (arity, loc)
+                continue
+            first, first_loc = seen[pred]
+            if first != arity:
+                where = f" at {first_loc}" if first_loc else ""
+                raise AnalysisError(
+                    f"predicate {pred} is used with {_args(arity)} here but with {_args(first)}{where}",
+                    loc,
+                    "a predicate has one arity throughout the program; rename one of the two",
+                )
+
+
+def _args(n: int) -> str:
+    return f"{n} argument" + ("" if n == 1 else "s")
+
+
+def _statement_atoms(statement) -> list[Atom]:
+    atoms: list[Atom] = []
+    if isinstance(statement, Rule):
+        atoms.extend(statement.head)
+    if isinstance(statement, (Rule, Denial)):
+        atoms.extend(b.atom for b in statement.body if isinstance(b, Literal))
+    if isinstance(statement, Requirement):
+        atoms.append(statement.atom)
+    return atoms
+
+
+def check_rule_safety(rule: Rule) -> None:
+    """Seed 002 §2.1: every variable of the head, of a negated literal or of a comparison occurs in
+    a positive body literal. ``_`` under ``not`` is allowed (it stands for "any value")."""
+    bound = {v for a in rule.positive_body() for v in a.variables() if v.name != "_"}
+    for atom in rule.head:
+        for var in atom.variables():
+            if var.name == "_":
+                raise AnalysisError(
+                    "anonymous variable _ in a rule head",
+                    _var_loc(atom.loc or rule.loc, var),
+                    "name the variable and bind it in the body",
+                )
+            if var not in bound:
+                what = "fact" if not rule.body else "rule"
+                raise AnalysisError(
+                    f"unsafe {what}: variable {var} in the head does not occur in a positive body literal",
+                    _var_loc(atom.loc or rule.loc, var),
+                    f"bind {var} with a positive literal in the body, or write a constant instead",
+                )
+    check_body_safety(rule.body, bound, rule.loc, "rule")
+
+
+def check_body_safety(body, bound: set[Var], loc: Loc | None, what: str) -> None:
+    bound = bound | {v for b in body if isinstance(b, Literal) and b.positive for v in b.variables()}
+    bound.discard(Var("_"))
+    for element in body:
+        if isinstance(element, Literal) and not element.positive:
+            for var in element.variables():
+                if var.name != "_" and var not in bound:
+                    raise AnalysisError(
+                        f"unsafe {what}: variable {var} in 'not {element.atom}' does not occur in a positive body literal",
+                        _var_loc(element.loc or loc, var),
+                        f"bind {var} with a positive literal, or write _ if any value will do",
+                    )
+        if isinstance(element, Comparison):
+            for var in element.variables():
+                if var.name == "_" or var not in bound:
+                    raise AnalysisError(
+                        f"unsafe {what}: variable {var} in the comparison '{element}' does not occur in a positive body literal",
+                        _var_loc(element.loc or loc, var),
+                        f"bind {var} with a positive literal before comparing it",
+                    )
+
+
+def _var_loc(loc: Loc | None, var: Var) -> Loc | None:
+    """Point at the variable itself on the line of ``loc`` when it can be found there."""
+    if loc is None:
+        return None
+    line = loc.source.line(loc.line)
+    m = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(var.name)}(?![A-Za-z0-9_])").search(line, loc.column - 1)
+    return Loc(loc.source, loc.line, m.start() + 1) if m else loc
+
+
+def dependency_graph(program: Program) -> nx.DiGraph:
+    """Predicates as nodes; an edge from each body predicate to the head predicate of its rule.
+
+    Edge attribute ``negative`` is True when the body uses the predicate under ``not``;
+    ``rule`` is the first rule that made the edge (for error messages).
+    """
+    graph = nx.DiGraph()
+    for pred in program.signatures:
+        graph.add_node(pred)
+    for rule in program.rules:
+        for head in rule.head:
+            for element in rule.body:
+                if not isinstance(element, Literal):
+                    continue
+                body_pred = element.atom.pred
+                if graph.has_edge(body_pred, head.pred):
+                    data = graph.edges[body_pred, head.pred]
+                    if not element.positive and not data["negative"]:
+                        data.update(negative=True, rule=rule, literal=element)
+                else:
+                    graph.add_edge(body_pred, head.pred, negative=not element.positive, rule=rule, literal=element)
+    return graph
+
+
+def stratify(program: Program) -> Analysis:
+    """Order the strongly connected components and assign strata; reject recursion through negation."""
+    graph = dependency_graph(program)
+    condensation = nx.condensation(graph)
+    members = condensation.graph["mapping"]
+    recursive: set[str] = set()
+    for component in condensation.nodes:
+        preds = condensation.nodes[component]["members"]
+        sub = graph.subgraph(preds)
+        if len(preds) > 1 or sub.has_edge(next(iter(preds)), next(iter(preds))):
+            recursive.update(preds)
+        for u, v, data in sub.edges(data=True):
+            if data["negative"]:
+                _raise_negative_cycle(graph, sub, u, v, data)
+    stratum: dict[str, int] = {}
+    order: list[tuple[str, ...]] = []
+    # Lexicographic topological order keeps component order deterministic.
+    key = {c: min(condensation.nodes[c]["members"]) for c in condensation.nodes}
+    for component in nx.lexicographical_topological_sort(condensation, key=lambda c: key[c]):
+        preds = tuple(sorted(condensation.nodes[component]["members"]))
+        level = 0
+        for pred in preds:
+            for source, _, data in graph.in_edges(pred, data=True):
+                if members[source] != component:
+                    level = max(level, stratum[source] + (1 if data["negative"] else 0))
+        for pred in preds:
+            stratum[pred] = level
+        order.append(preds)
+    return Analysis(graph, order, stratum, frozenset(recursive))
+
+
+def _raise_negative_cycle(graph: nx.DiGraph, sub: nx.DiGraph, u: str, v: str, data: dict) -> None:
+    # The negative edge u -> v (a rule of v uses not u) closes a cycle with a path v -> ... -> u.
+    # Shown from v, reading "depends on": v -> not u -> ... -> v.
+    display, prev = [v], v
+    for nxt in reversed(nx.shortest_path(sub, v, u)):
+        display.append(("not " if graph.edges[nxt, prev]["negative"] else "") + nxt)
+        prev = nxt
+    literal = data["literal"]
+    raise AnalysisError(
+        "recursion through negation: " + " -> ".join(display) + "  (-> reads 'depends on')",
+        literal.loc or data["rule"].loc,
+        "the program is not stratifiable; break the cycle so that no predicate depends negatively on itself",
+    )

@@ -1,0 +1,98 @@
+"""User-facing errors: one message with file, line, column, the offending line with a caret, and a hint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named text that nodes point into; errors read the offending line from it."""
+
+    name: str
+    text: str = field(repr=False)
+
+    def line(self, lineno: int) -> str:
+        lines = self.text.splitlines()
+        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in a source: 1-based line and column."""
+
+    source: Source
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.source.name}:{self.line}:{self.column}"
+
+
+class NablogError(Exception):
+    """A mistake in what the user gave nablog (program, data, request, options).
+
+    ``str(error)`` is the whole message a user sees::
+
+        error: unsafe rule: variable Y does not occur in a positive body literal
+          --> chairs.lp:3:6
+           |
+         3 | p(X, Y) :- q(X).
+           |      ^
+        hint: bind Y with a positive literal in the body
+
+    The command line prints it and exits with status 2; nothing else is printed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        loc: Loc | None = None,
+        hint: str | None = None,
+        *,
+        where: str | None = None,
+        line_text: str | None = None,
+        column: int | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        # `where` names a place that is not a program text, e.g. "edges.csv, row 7".
+        self.where = where if where is not None else (str(loc) if loc else None)
+        self.line_text = line_text if line_text is not None else (loc.source.line(loc.line) if loc else None)
+        self.column = column if column is not None else (loc.column if loc else None)
+        self.lineno = loc.line if loc else None
+
+    def __str__(self) -> str:
+        out = [f"error: {self.message}"]
+        if self.where:
+            out.append(f"  --> {self.where}")
+        if self.line_text is not None and self.line_text != "":
+            gutter = str(self.lineno) if self.lineno else ""
+            pad = " " * len(gutter)
+            out.append(f" {pad} |")
+            out.append(f" {gutter} | {self.line_text}")
+            if self.column:
+                # Tabs in the line keep the caret under the right character.
+                prefix = "".join("\t" if c == "\t" else " " for c in self.line_text[: self.column - 1])
+                out.append(f" {pad} | {prefix}^")
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return "\n".join(out)
+
+
+class NablogSyntaxError(NablogError):
+    """The text does not parse."""
+
+
+class AnalysisError(NablogError):
+    """The program parses but is not a valid stratified Datalog database (safety, arity, strata)."""
+
+
+class DataError(NablogError):
+    """A data file cannot be read, or one of its rows is malformed."""
+
+
+class QueryError(NablogError):
+    """A query or request names something the database does not have, or is malformed."""

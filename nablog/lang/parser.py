@@ -1,0 +1,352 @@
+"""Parser for nablog's clingo-compatible Datalog: text to Program, with located, hinted errors.
+
+The grammar (ASP-Core-2 where ASP has the construct)::
+
+    program     ::= statement*
+    statement   ::= rule | denial | directive
+    rule        ::= head [":-" body] "."
+    head        ::= atom (";" atom)*            % disjunction: transforms only
+    denial      ::= ":-" body "."
+    body        ::= element ("," element)*
+    element     ::= atom | "not" atom | term OP term      OP in = != < <= > >=
+    atom        ::= name ["(" term ("," term)* ")"]
+    term        ::= Variable | _ | integer | name | "quoted string"
+    directive   ::= "#base" name "/" integer ("," name "/" integer)* "."
+                  | "#constraint" name ":-" body "."
+                  | "#require" atom "."
+
+Comments run from ``%`` to the end of the line, or ``%* ... *%``.
+
+>>> from nablog.lang import parse
+>>> prog = parse("e(1,2). p(X,Y) :- e(X,Y). #require ok.")
+>>> [str(s) for s in prog.statements]
+['e(1, 2).', 'p(X, Y) :- e(X, Y).', '#require ok.']
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from .ast import (
+    COMPARISON_OPS,
+    Atom,
+    BaseDeclaration,
+    BodyElement,
+    Comparison,
+    Denial,
+    Literal,
+    Requirement,
+    Rule,
+    Statement,
+    Term,
+    Var,
+)
+from .errors import Loc, NablogSyntaxError, Source
+
+DIRECTIVES = ("#base", "#constraint", "#require")
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<blockcomment>%\*.*?\*%)
+  | (?P<comment>%[^\n]*)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<badstring>"[^\n]*)
+  | (?P<int>-?[0-9]+)
+  | (?P<name>[a-z][A-Za-z0-9_]*)
+  | (?P<var>[A-Z_][A-Za-z0-9_]*)
+  | (?P<directive>\#[a-z_]+)
+  | (?P<op>:-|!=|<>|<=|>=|==|=|<|>)
+  | (?P<punct>[(),.;/|])
+  """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+@dataclass(slots=True)
+class Token:
+    kind: str
+    text: str
+    pos: int
+
+
+def _unescape(body: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+class _Parser:
+    def __init__(self, source: Source):
+        self.source = source
+        self.text = source.text
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        self.tokens = list(self._tokenize())
+        self.i = 0
+
+    # -- locations and errors ------------------------------------------------------------------
+
+    def loc(self, pos: int) -> Loc:
+        line = bisect.bisect_right(self._line_starts, pos)
+        return Loc(self.source, line, pos - self._line_starts[line - 1] + 1)
+
+    def error(self, message: str, pos: int, hint: str | None = None) -> NablogSyntaxError:
+        return NablogSyntaxError(message, self.loc(pos), hint)
+
+    def _tokenize(self) -> Iterable[Token]:
+        pos, text = 0, self.text
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                if text.startswith("%*", pos):
+                    raise self.error("unterminated block comment", pos, "close it with *%")
+                raise self.error(
+                    f"unexpected character {text[pos]!r}",
+                    pos,
+                    "names start with a lower-case letter, variables with an upper-case letter or _",
+                )
+            kind = m.lastgroup
+            assert kind is not None
+            if kind == "badstring":
+                raise self.error("unterminated string", pos, 'close the string with " on the same line')
+            if kind not in ("ws", "comment", "blockcomment"):
+                yield Token(kind, m.group(), pos)
+            pos = m.end()
+
+    # -- token stream ----------------------------------------------------------------------------
+
+    def peek(self, offset: int = 0) -> Token | None:
+        j = self.i + offset
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def end_pos(self) -> int:
+        return len(self.text.rstrip())
+
+    def next(self, expected: str) -> Token:
+        tok = self.peek()
+        if tok is None:
+            raise self.error(f"unexpected end of input, expected {expected}", self.end_pos(), _hint_for(expected))
+        self.i += 1
+        return tok
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        tok = self.peek()
+        if tok is None or tok.text != text:
+            expected = what or f"'{text}'"
+            found = f"'{tok.text}'" if tok else "end of input"
+            pos = tok.pos if tok else self.end_pos()
+            hint = _hint_for(expected)
+            if tok is not None and expected.startswith("'.' at the end of the rule") and tok.kind in ("name", "var"):
+                hint = "separate body literals with ','"
+            raise self.error(f"expected {expected}, found {found}", pos, hint)
+        self.i += 1
+        return tok
+
+    def at(self, text: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok.text == text
+
+    # -- grammar ---------------------------------------------------------------------------------
+
+    def program(self) -> list[Statement]:
+        out: list[Statement] = []
+        while self.peek() is not None:
+            out.append(self.statement())
+        return out
+
+    def statement(self) -> Statement:
+        tok = self.peek()
+        assert tok is not None
+        if tok.kind == "directive":
+            return self.directive()
+        if tok.text == ":-":
+            self.i += 1
+            body = self.body()
+            self.expect(".", "'.' at the end of the constraint")
+            return Denial(body, None, self.loc(tok.pos))
+        head = [self.atom()]
+        while self.at(";") or self.at("|"):
+            self.i += 1
+            head.append(self.atom())
+        body: tuple[BodyElement, ...] = ()
+        if self.at(":-"):
+            self.i += 1
+            body = self.body()
+        self.expect(".", "'.' at the end of the rule" if body else "'.' or ':-' after the head")
+        return Rule(tuple(head), body, self.loc(tok.pos))
+
+    def directive(self) -> Statement:
+        tok = self.next("a directive")
+        if tok.text == "#base":
+            sigs = [self.signature()]
+            while self.at(","):
+                self.i += 1
+                sigs.append(self.signature())
+            self.expect(".", "'.' at the end of #base")
+            return BaseDeclaration(tuple(sigs), self.loc(tok.pos))
+        if tok.text == "#constraint":
+            name = self.next("a constraint name")
+            if name.kind != "name":
+                raise self.error(
+                    f"expected a constraint name, found '{name.text}'",
+                    name.pos,
+                    "write #constraint one_chair :- group_chair(G, X), group_chair(G, Y), X != Y.",
+                )
+            self.expect(":-", "':-' after the constraint name")
+            body = self.body()
+            self.expect(".", "'.' at the end of the constraint")
+            return Denial(body, name.text, self.loc(tok.pos))
+        if tok.text == "#require":
+            atom = self.atom()
+            if not atom.is_ground():
+                var = next(atom.variables())
+                raise self.error(
+                    f"#require needs a ground atom, but {atom} has variable {var}",
+                    atom.loc and self._pos_of(atom.loc) or tok.pos,
+                    "write the constraint as a denial (:- body.) to forbid a pattern",
+                )
+            self.expect(".", "'.' at the end of #require")
+            return Requirement(atom, self.loc(tok.pos))
+        raise self.error(
+            f"unknown directive {tok.text}",
+            tok.pos,
+            "nablog knows " + ", ".join(DIRECTIVES),
+        )
+
+    def _pos_of(self, loc: Loc) -> int:
+        return self._line_starts[loc.line - 1] + loc.column - 1
+
+    def signature(self) -> tuple[str, int]:
+        name = self.next("a predicate name like p/2")
+        if name.kind != "name":
+            raise self.error(f"expected a predicate name, found '{name.text}'", name.pos, "write #base p/2.")
+        self.expect("/", "'/' and the arity, as in p/2")
+        arity = self.next("an arity")
+        if arity.kind != "int" or int(arity.text) < 0:
+            raise self.error(f"expected an arity, found '{arity.text}'", arity.pos, "write #base p/2.")
+        return (name.text, int(arity.text))
+
+    def body(self) -> tuple[BodyElement, ...]:
+        elements = [self.element()]
+        while self.at(","):
+            self.i += 1
+            elements.append(self.element())
+        return tuple(elements)
+
+    def element(self) -> BodyElement:
+        tok = self.peek()
+        if tok is None:
+            raise self.error("unexpected end of input, expected a body literal", self.end_pos())
+        if tok.text == "not":
+            nxt = self.peek(1)
+            # `not` followed by a comparison operator is the constant "not", never negation.
+            if nxt is None or nxt.kind != "op":
+                self.i += 1
+                return Literal(self.atom(), False)
+        nxt = self.peek(1)
+        if tok.kind in ("var", "int", "string") or (nxt is not None and nxt.kind == "op" and nxt.text != ":-"):
+            left = self.term()
+            op = self.next("a comparison operator")
+            if op.kind != "op" or op.text == ":-":
+                raise self.error(
+                    f"expected a comparison operator after {left!s}, found '{op.text}'",
+                    op.pos,
+                    "comparisons are = != < <= > >=; predicates start with a lower-case letter",
+                )
+            right = self.term()
+            return Comparison(_normalize_op(op, self), left, right, self.loc(tok.pos))
+        return Literal(self.atom(), True)
+
+    def atom(self) -> Atom:
+        tok = self.next("an atom")
+        if tok.kind != "name":
+            hint = None
+            if tok.kind == "var":
+                hint = "predicate names start with a lower-case letter"
+            raise self.error(f"expected an atom, found '{tok.text}'", tok.pos, hint)
+        if tok.text == "not":
+            raise self.error("'not' cannot be used as a predicate name", tok.pos, "rename the predicate")
+        args: list[Term] = []
+        if self.at("("):
+            self.i += 1
+            if self.at(")"):
+                raise self.error(
+                    f"empty argument list for '{tok.text}'",
+                    self.peek().pos,  # type: ignore[union-attr]
+                    f"write the 0-ary atom without parentheses: {tok.text}",
+                )
+            args.append(self.term())
+            while self.at(","):
+                self.i += 1
+                args.append(self.term())
+            self.expect(")", "',' or ')' in the argument list")
+        return Atom(tok.text, tuple(args), self.loc(tok.pos))
+
+    def term(self) -> Term:
+        tok = self.next("a term")
+        if tok.kind == "var":
+            return Var(tok.text)
+        if tok.kind == "int":
+            return int(tok.text)
+        if tok.kind == "name":
+            if self.at("("):
+                raise self.error(
+                    f"function terms like {tok.text}(...) are not Datalog",
+                    tok.pos,
+                    "arguments are variables, integers, names or quoted strings",
+                )
+            return tok.text
+        if tok.kind == "string":
+            return _unescape(tok.text[1:-1])
+        raise self.error(
+            f"expected a term, found '{tok.text}'",
+            tok.pos,
+            "a term is a Variable, an integer, a lower-case name or a \"quoted string\"",
+        )
+
+
+def _normalize_op(tok: Token, parser: _Parser) -> str:
+    op = {"<>": "!=", "==": "="}.get(tok.text, tok.text)
+    if op not in COMPARISON_OPS:
+        raise parser.error(f"unknown comparison operator '{tok.text}'", tok.pos)
+    return op
+
+
+def _hint_for(expected: str) -> str | None:
+    if expected.startswith("'.'"):
+        return "every rule, fact and constraint ends with a period"
+    return None
+
+
+def parse_statements(text: str, source: str = "<string>") -> list[Statement]:
+    """Parse text into statements in order; raise NablogSyntaxError with location and hint."""
+    return _Parser(Source(source, text)).program()
+
+
+def parse_atom(text: str, source: str = "<query>") -> Atom:
+    """Parse one atom, optionally followed by a period.
+
+    >>> parse_atom("p(X, 1)")
+    Atom(pred='p', args=(Var(name='X'), 1))
+    """
+    parser = _Parser(Source(source, text))
+    if parser.peek() is None:
+        raise NablogSyntaxError("empty atom", None, "write an atom such as p(X, 1)")
+    atom = parser.atom()
+    if parser.at("."):
+        parser.i += 1
+    tok = parser.peek()
+    if tok is not None:
+        raise parser.error(f"unexpected '{tok.text}' after the atom", tok.pos, "give one atom, e.g. p(X, 1)")
+    return atom
+
+
+def parse_term(text: str) -> Term:
+    parser = _Parser(Source("<term>", text))
+    term = parser.term()
+    if parser.peek() is not None:
+        raise parser.error("unexpected text after the term", parser.peek().pos)  # type: ignore[union-attr]
+    return term

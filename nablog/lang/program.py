@@ -1,0 +1,179 @@
+"""Program: the statements of one or more files, and how they split into rules and base facts.
+
+>>> prog = parse("e(1,2). p(X,Y) :- e(X,Y). p(5,5).")
+>>> rules, facts = separate_facts(prog)
+>>> print(rules)
+p(X, Y) :- e(X, Y).
+p(V1, V2) :- base__p(V1, V2).
+>>> sorted(facts.items())
+[('base__p', {(5, 5)}), ('e', {(1, 2)})]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from .ast import Atom, BaseDeclaration, Constant, Denial, Literal, Requirement, Rule, Statement, Var
+from .errors import NablogError
+from .parser import parse_statements
+
+Facts = dict[str, set[tuple[Constant, ...]]]
+"""Relation name to a set of tuples of constants: what engines take and give."""
+
+SPLIT_PREFIX = "base__"
+
+
+def base_part(pred: str) -> str:
+    """The base relation holding the stored facts of a predicate that also has rules (seed 002 §2.1)."""
+    return SPLIT_PREFIX + pred
+
+
+@dataclass(frozen=True)
+class Program:
+    """Statements in source order: rules (facts are rules with no body), constraints, declarations."""
+
+    statements: tuple[Statement, ...] = ()
+
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(s for s in self.statements if isinstance(s, Rule))
+
+    @cached_property
+    def denials(self) -> tuple[Denial, ...]:
+        return tuple(s for s in self.statements if isinstance(s, Denial))
+
+    @cached_property
+    def requirements(self) -> tuple[Requirement, ...]:
+        return tuple(s for s in self.statements if isinstance(s, Requirement))
+
+    @property
+    def constraints(self) -> tuple[Denial | Requirement, ...]:
+        return tuple(s for s in self.statements if isinstance(s, (Denial, Requirement)))
+
+    @cached_property
+    def declared_base(self) -> frozenset[tuple[str, int]]:
+        return frozenset(sig for s in self.statements if isinstance(s, BaseDeclaration) for sig in s.signatures)
+
+    @cached_property
+    def derived(self) -> frozenset[str]:
+        """Predicates defined by at least one rule with a body (or a non-ground head)."""
+        return frozenset(a.pred for r in self.rules if not r.is_fact() for a in r.head)
+
+    def atoms(self) -> Iterator[Atom]:
+        """Every atom of every statement, heads and bodies, in order."""
+        for s in self.statements:
+            if isinstance(s, Rule):
+                yield from s.head
+            if isinstance(s, (Rule, Denial)):
+                for b in s.body:
+                    if hasattr(b, "atom"):
+                        yield b.atom  # type: ignore[union-attr]
+            if isinstance(s, Requirement):
+                yield s.atom
+
+    @cached_property
+    def signatures(self) -> dict[str, int]:
+        """Predicate name to arity (the first one seen; analysis reports clashes)."""
+        out: dict[str, int] = {}
+        for pred, arity in sorted(self.declared_base):
+            out.setdefault(pred, arity)
+        for atom in self.atoms():
+            out.setdefault(atom.pred, atom.arity)
+        return out
+
+    def constants(self) -> set[Constant]:
+        out: set[Constant] = set()
+        for s in self.statements:
+            if isinstance(s, (Rule, Denial)):
+                for b in s.body:
+                    out.update(t for t in _terms(b) if not isinstance(t, Var))
+            if isinstance(s, Rule):
+                for a in s.head:
+                    out.update(t for t in a.args if not isinstance(t, Var))
+            if isinstance(s, Requirement):
+                out.update(s.atom.args)  # type: ignore[arg-type]
+        return out
+
+    def __add__(self, other: "Program") -> "Program":
+        return Program(self.statements + other.statements)
+
+    def with_statements(self, statements: Iterable[Statement]) -> "Program":
+        return Program(self.statements + tuple(statements))
+
+    def __str__(self) -> str:
+        return "\n".join(str(s) for s in self.statements)
+
+
+def _terms(element) -> tuple:
+    if hasattr(element, "atom"):
+        return element.atom.args
+    return (element.left, element.right)
+
+
+def parse(text: str, source: str = "<string>") -> Program:
+    """Parse program text; ``source`` names it in error messages.
+
+    >>> print(parse("p(X) :- q(X), not r(X).  % a comment"))
+    p(X) :- q(X), not r(X).
+    """
+    return Program(tuple(parse_statements(text, source)))
+
+
+def read_text(path: str | Path) -> str:
+    """Read a text file, or raise a NablogError naming it."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NablogError(f"cannot read {p}: no such file", where=str(p), hint="check the path") from None
+    except IsADirectoryError:
+        raise NablogError(
+            f"cannot read {p}: it is a directory", where=str(p), hint="give data directories with --data DIR"
+        ) from None
+    except UnicodeDecodeError as e:
+        raise NablogError(
+            f"cannot read {p}: not UTF-8 text (byte {e.start})", where=str(p), hint="save the file as UTF-8"
+        ) from None
+    except OSError as e:
+        raise NablogError(f"cannot read {p}: {e.strerror}", where=str(p)) from None
+
+
+def parse_files(paths: Iterable[str | Path]) -> Program:
+    """Parse several files into one program, in the order given."""
+    statements: list[Statement] = []
+    for path in paths:
+        statements.extend(parse_statements(read_text(path), str(path)))
+    return Program(tuple(statements))
+
+
+def separate_facts(program: Program, facts: Mapping[str, Iterable[tuple]] | None = None) -> tuple[Program, Facts]:
+    """Split a program into its rules and its base facts; merge further facts (from data files).
+
+    A predicate with both facts and rules is split as seed 002 §2.1 allows: its facts go to the base
+    relation ``base__p`` and the rule ``p(V1,..,Vn) :- base__p(V1,..,Vn).`` makes them part of ``p``.
+    """
+    derived = program.derived
+    out: Facts = {}
+    kept: list[Statement] = []
+    for s in program.statements:
+        if isinstance(s, Rule) and s.is_fact() and s.head[0].pred not in derived:
+            atom = s.head[0]
+            out.setdefault(atom.pred, set()).add(atom.args)  # type: ignore[arg-type]
+        elif isinstance(s, Rule) and s.is_fact():
+            atom = s.head[0]
+            out.setdefault(base_part(atom.pred), set()).add(atom.args)  # type: ignore[arg-type]
+        else:
+            kept.append(s)
+    for pred, rows in (facts or {}).items():
+        target = base_part(pred) if pred in derived else pred
+        out.setdefault(target, set()).update(tuple(r) for r in rows)
+    arities = program.signatures
+    for pred in sorted(derived):
+        if base_part(pred) in out:
+            args = tuple(Var(f"V{i + 1}") for i in range(arities[pred]))
+            kept.append(Rule((Atom(pred, args),), (Literal(Atom(base_part(pred), args)),)))
+    return Program(tuple(kept)), out
+

@@ -1,0 +1,1 @@
+"""Constraint checking, violations, correction tables and batch repair."""

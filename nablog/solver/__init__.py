@@ -1,0 +1,1 @@
+"""View updating: requests, candidates, methods, realizations, verification."""

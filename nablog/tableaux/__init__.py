@@ -1,0 +1,1 @@
+"""Hyper tableaux, update tableaux, the minimality test and hitting sets."""

@@ -1,0 +1,1 @@
+"""Program -> Program rewrites from the papers, one module per rewrite."""

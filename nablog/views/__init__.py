@@ -1,0 +1,1 @@
+"""Materialized views: maintenance, monitoring and subscriptions."""

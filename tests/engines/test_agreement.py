@@ -1,0 +1,25 @@
+"""The python and clingo engines compute the same perfect model on generated stratified programs."""
+
+from hypothesis import HealthCheck, given, settings
+
+from nablog.engines import get_engine
+from nablog.engines.encoding import decode_facts
+
+from ..strategies import base_facts, stratified_programs
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stratified_programs(), base_facts())
+def test_python_agrees_with_clingo(program, facts):
+    expected = get_engine("clingo").evaluate(program, facts)
+    assert decode_facts(get_engine("python").evaluate(program, facts)) == decode_facts(expected)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
+def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, insert, delete):
+    engine = get_engine("python")
+    before = engine.evaluate(program, facts)
+    after = engine.update(program, before, insert=insert, delete=delete)
+    new_facts = {p: (facts[p] - delete.get(p, set())) | (insert.get(p, set()) - delete.get(p, set())) for p in facts}
+    assert decode_facts(after) == decode_facts(engine.evaluate(program, new_facts))

@@ -1,0 +1,117 @@
+"""The parser and printer: every node prints back to text that parses to the same node."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nablog.lang import (
+    Atom,
+    BaseDeclaration,
+    Comparison,
+    Denial,
+    Literal,
+    Program,
+    Requirement,
+    Rule,
+    Var,
+    parse,
+    parse_atom,
+    parse_files,
+    separate_facts,
+)
+
+names = st.from_regex(r"[a-z][A-Za-z0-9_]{0,6}", fullmatch=True).filter(lambda s: s != "not")
+variables = st.from_regex(r"[A-Z][A-Za-z0-9_]{0,4}", fullmatch=True).map(Var)
+strings = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
+constants = st.one_of(st.integers(-(10**12), 10**12), strings, names)
+terms = st.one_of(variables, constants, st.just(Var("_")))
+ground_terms = constants
+
+
+def atoms(term_strategy=terms):
+    return st.builds(lambda p, args: Atom(p, tuple(args)), names, st.lists(term_strategy, max_size=4))
+
+
+literals = st.builds(Literal, atoms(), st.booleans())
+comparisons = st.builds(Comparison, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), terms, terms)
+bodies = st.lists(st.one_of(literals, comparisons), min_size=1, max_size=4).map(tuple)
+rules = st.builds(lambda head, body: Rule(tuple(head), body), st.lists(atoms(), min_size=1, max_size=3), st.one_of(st.just(()), bodies))
+denials = st.builds(Denial, bodies, st.one_of(st.none(), names))
+requirements = st.builds(Requirement, atoms(ground_terms))
+declarations = st.builds(lambda sigs: BaseDeclaration(tuple(sigs)), st.lists(st.tuples(names, st.integers(0, 5)), min_size=1, max_size=3))
+statements = st.one_of(rules, denials, requirements, declarations)
+
+
+@settings(max_examples=500)
+@given(st.lists(statements, max_size=6))
+def test_every_program_prints_to_text_that_parses_to_the_same_program(stmts):
+    program = Program(tuple(stmts))
+    assert parse(str(program)) == program
+
+
+@settings(max_examples=300)
+@given(atoms())
+def test_every_atom_round_trips_through_parse_atom(atom):
+    assert parse_atom(str(atom)) == atom
+
+
+def test_bare_identifiers_and_quoted_strings_are_the_same_constant():
+    assert parse('p(a, "a").').rules[0].head[0].args == ("a", "a")
+    assert str(parse('p("a b", "X", "not", "").').rules[0]) == 'p("a b", "X", "not", "").'
+
+
+def test_escapes_in_strings():
+    rule = parse(r'p("say \"hi\"", "back\\slash", "tab\t", "nl\n").').rules[0]
+    assert rule.head[0].args == ('say "hi"', "back\\slash", "tab\t", "nl\n")
+    assert parse(str(rule)).rules[0] == rule
+
+
+def test_statement_kinds_and_directives():
+    program = parse(
+        """
+        % line comment
+        e(1, -2).            %* block
+                                comment *%
+        p(X) :- e(X, Y), not q(Y), X != Y, Y <= 3.
+        :- p(X), q(X).
+        #constraint no_loop :- e(X, X).
+        #require ok.
+        #base q/1, r/0.
+        zero.
+        """
+    )
+    assert [type(s).__name__ for s in program.statements] == [
+        "Rule", "Rule", "Denial", "Denial", "Requirement", "BaseDeclaration", "Rule",
+    ]
+    assert program.denials[1].name == "no_loop"
+    assert program.declared_base == {("q", 1), ("r", 0)}
+    assert program.rules[2].head[0] == Atom("zero", ())
+
+
+def test_clingo_spellings_of_operators_are_accepted():
+    rule = parse("p(X) :- q(X, Y), X <> Y, X == 1.").rules[0]
+    assert [str(b) for b in rule.body[1:]] == ["X != Y", "X = 1"]
+
+
+def test_several_files_form_one_program(tmp_path):
+    (tmp_path / "rules.lp").write_text("p(X) :- e(X).\n")
+    (tmp_path / "facts.dl").write_text("e(1). e(2).\n")
+    program = parse_files([tmp_path / "rules.lp", tmp_path / "facts.dl"])
+    assert str(program) == "p(X) :- e(X).\ne(1).\ne(2)."
+    assert program.rules[1].loc.source.name.endswith("facts.dl")
+
+
+def test_a_predicate_with_facts_and_rules_is_split_seed_002_section_2_1():
+    rules, facts = separate_facts(parse("p(X) :- q(X). p(1). q(2)."))
+    assert str(rules) == "p(X) :- q(X).\np(V1) :- base__p(V1)."
+    assert facts == {"base__p": {(1,)}, "q": {(2,)}}
+
+
+def test_locations_do_not_take_part_in_equality():
+    assert parse("p(X) :- q(X).", "a.lp") == parse("\n\n  p(X) :- q(X).", "b.lp")
+    assert parse("p(X) :- q(X).", "a.lp").rules[0].loc.line == 1
+
+
+@pytest.mark.parametrize("text", ["p(X) :- q(X), not r(X).", "p :- q.", "a ; b :- c.", ":- p(X), X > 3."])
+def test_printing_is_stable(text):
+    assert str(parse(text)) == text
