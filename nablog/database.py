@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Set
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Iterable, Mapping, Sequence
 
-from .engines import Engine, Model, get_engine
+from .engines import Engine, Model, PythonEngine, get_engine
+from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .lang import (
     Atom,
     Denial,
@@ -40,39 +41,8 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 
-VIOLATION_PREFIX = "violation__"
-
-
-@dataclass(frozen=True)
-class Violation:
-    """A violated constraint: its name, its text, how many ground instances hold, and their witnesses.
-
-    ``witnesses`` lists, per violated ground instance, the positive body atoms of the instance
-    (the facts that together violate the denial), sorted; a failed requirement has one empty witness.
-    """
-
-    constraint: str
-    text: str
-    count: int
-    witnesses: tuple[tuple[Atom, ...], ...]
-
-    def to_json(self) -> dict:
-        return {
-            "constraint": self.constraint,
-            "count": self.count,
-            "witnesses": [[str(a) for a in w] for w in self.witnesses],
-        }
-
-
-def constraint_name(constraint: Denial | Requirement, index: int) -> str:
-    """A constraint's name: the ``#constraint`` name, the required atom, or where it was written."""
-    if isinstance(constraint, Requirement):
-        return constraint.name
-    if constraint.name:
-        return constraint.name
-    if constraint.loc is not None:
-        return f"{constraint.loc.source.name}:{constraint.loc.line}"
-    return f"denial_{index}"
+if TYPE_CHECKING:
+    from .solver import Proposal, Request
 
 
 class Database:
@@ -108,6 +78,8 @@ class Database:
         self._check_defined()
         self.engine = get_engine(engine, **engine_options) if isinstance(engine, str) else engine
         self._model: Model | None = None
+        self._violations: list[Violation] | None = None
+        self._python_model: Model | None = None
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -127,10 +99,13 @@ class Database:
     ) -> "Database":
         """A database from program files and data: directories of CSV/Parquet files named after
         their relations, single CSV/Parquet files, SQLite databases, or ``.lp`` facts files."""
-        from .io import open_source
-
         program = parse_files(paths)
-        sources = [open_source(p, header=header) for p in data]
+        data = list(data)
+        sources = []
+        if data:
+            from .io import open_source
+
+            sources = [open_source(p, header=header) for p in data]
         facts: dict[str, set[tuple]] = {}
         for source in sources:
             for pred, rows in source.load().items():
@@ -218,57 +193,57 @@ class Database:
 
     def constraints(self) -> list[tuple[str, Denial | Requirement]]:
         """Every constraint with its name, in program order."""
-        return [(constraint_name(c, i + 1), c) for i, c in enumerate(self.rules.constraints)]
+        return self.rules.named_constraints()
 
     def violations(self) -> list[Violation]:
         """Each violated constraint with its count of violated ground instances and their witnesses."""
-        model = self.model()
-        rules: list[Rule] = []
-        denials: list[tuple[str, Denial, str, tuple[Var, ...], tuple[Atom, ...]]] = []
-        out: list[Violation] = []
-        for i, (name, c) in enumerate(self.constraints()):
-            if isinstance(c, Requirement):
-                if tuple(c.atom.args) not in model.get(c.atom.pred, ()):
-                    out.append(Violation(name, str(c), 1, ((),)))
-                continue
-            body = _name_anonymous(c.body)
-            variables = tuple(dict.fromkeys(v for b in body if isinstance(b, Literal) and b.positive for v in b.variables()))
-            head = Atom(f"{VIOLATION_PREFIX}{i}", variables)
-            rules.append(Rule((head,), body))
-            witness_atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
-            denials.append((name, c, head.pred, variables, witness_atoms))
-        if denials:
-            found = self.engine.evaluate(Program(tuple(rules)), model)
-            for name, c, pred, variables, witness_atoms in denials:
-                rows = found.get(pred, ())
-                if not len(rows):
-                    continue
-                witnesses = sorted(
-                    (tuple(_ground(a, dict(zip(variables, row))) for a in witness_atoms) for row in rows),
-                    key=lambda w: [(a.pred, row_sort_key(a.args)) for a in w],
-                )
-                out.append(Violation(name, str(c), len(rows), tuple(witnesses)))
-        order = {name: i for i, (name, _) in enumerate(self.constraints())}
-        return sorted(out, key=lambda v: order[v.constraint])
+        if self._violations is None:
+            self._violations = find_violations(self.rules, self.model(), self.engine)
+        return self._violations
+
+    # -- view updating ----------------------------------------------------------------------------
+
+    def python_model(self) -> Model:
+        """The model computed by the python engine (what view updating reasons and verifies on)."""
+        if self.engine.name == "python":
+            return self.model()
+        if self._python_model is None:
+            self._python_model = PythonEngine().evaluate(self.rules, self._facts)
+        return self._python_model
+
+    def propose(
+        self,
+        request: "Request | str",
+        method: str = "asp",
+        limit: int | None = None,
+        timeout: float | None = None,
+        candidates: str = "attribute",
+        max_fresh: int = 2,
+        protect: Iterable[str | Atom] = (),
+    ) -> "Proposal":
+        """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> [r.changes.lines() for r in db.propose("+p(1).")]
+        [['-r(1)']]
+        """
+        from .solver import propose
+
+        return propose(
+            self.rules,
+            self._facts,
+            self.python_model(),
+            request,
+            method=method,
+            limit=limit,
+            timeout=timeout,
+            candidates=candidates,
+            max_fresh=max_fresh,
+            protect=protect,
+        )
 
     def is_consistent(self) -> bool:
         return not self.violations()
-
-
-def _name_anonymous(body):
-    """Give each ``_`` of a positive literal its own name, so ground instances include it."""
-    counter = iter(range(1, 1_000_000))
-    out = []
-    for b in body:
-        if isinstance(b, Literal) and b.positive and any(isinstance(t, Var) and t.name == "_" for t in b.atom.args):
-            args = tuple(Var(f"_Anon{next(counter)}") if isinstance(t, Var) and t.name == "_" else t for t in b.atom.args)
-            b = Literal(Atom(b.atom.pred, args, b.atom.loc), True)
-        out.append(b)
-    return tuple(out)
-
-
-def _ground(atom: Atom, binding: dict) -> Atom:
-    return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
 
 
 def _matches(atom: Atom, row: tuple) -> bool:
@@ -297,4 +272,4 @@ def _suggest(name: str, known: Iterable[str]) -> str | None:
     return f"did you mean {close[0]}?" if close else None
 
 
-__all__ = ["Database", "Violation", "constraint_name"]
+__all__ = ["Database", "Violation"]

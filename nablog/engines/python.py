@@ -40,7 +40,6 @@ from .encoding import (
     merge_sorted,
     pack,
     row_view,
-    sorted_unique,
     unique_rows,
 )
 from .plan import ComponentPlan, body_order, component_plans

@@ -9,6 +9,7 @@ from .ast import (
     Constraint,
     Denial,
     Literal,
+    Protection,
     Requirement,
     Rule,
     Statement,
@@ -20,12 +21,12 @@ from .ast import (
 )
 from .errors import AnalysisError, DataError, Loc, NablogError, NablogSyntaxError, QueryError, Source
 from .parser import parse_atom, parse_statements, parse_term
-from .program import Facts, Program, base_part, parse, parse_files, read_text, separate_facts
+from .program import SPLIT_PREFIX, Facts, Program, base_part, constraint_name, parse, parse_files, read_text, separate_facts
 
 __all__ = [
-    "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "Comparison", "Constant", "Constraint",
-    "DataError", "Denial", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "Program",
+    "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "Comparison", "Constant", "Constraint",
+    "DataError", "Denial", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "Program", "Protection",
     "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "Var", "analyze", "base_part",
-    "constant_sort_key", "dependency_graph", "format_constant", "parse", "parse_atom", "parse_files",
+    "constant_sort_key", "constraint_name", "dependency_graph", "format_constant", "parse", "parse_atom", "parse_files",
     "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "stratify",
 ]

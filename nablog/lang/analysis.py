@@ -70,6 +70,8 @@ def check_arities(program: Program) -> None:
         sigs: Iterable[tuple[str, int, Loc | None]]
         if hasattr(statement, "signatures"):
             sigs = [(p, n, statement.loc) for p, n in statement.signatures]  # type: ignore[union-attr]
+        elif hasattr(statement, "items"):
+            sigs = [(i.pred, i.arity, i.loc) if isinstance(i, Atom) else (i[0], i[1], statement.loc) for i in statement.items]  # type: ignore[union-attr]
         else:
             sigs = [(a.pred, a.arity, a.loc or statement.loc) for a in _statement_atoms(statement)]
         for pred, arity, loc in sigs:

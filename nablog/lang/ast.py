@@ -231,6 +231,19 @@ class BaseDeclaration:
         return "#base " + ", ".join(f"{p}/{n}" for p, n in self.signatures) + "."
 
 
+@dataclass(frozen=True)
+class Protection:
+    """``#protect p/2, q(1, a).``: base relations or single facts a view update must not change
+    (seed 003's immutable part)."""
+
+    items: tuple[Union[tuple[str, int], Atom], ...]
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        parts = [str(i) if isinstance(i, Atom) else f"{i[0]}/{i[1]}" for i in self.items]
+        return "#protect " + ", ".join(parts) + "."
+
+
 Constraint = Union[Denial, Requirement]
-Statement = Union[Rule, Denial, Requirement, BaseDeclaration]
-Node = Union[Var, Atom, Literal, Comparison, Rule, Denial, Requirement, BaseDeclaration]
+Statement = Union[Rule, Denial, Requirement, BaseDeclaration, Protection]
+Node = Union[Var, Atom, Literal, Comparison, Rule, Denial, Requirement, BaseDeclaration, Protection]

@@ -14,6 +14,7 @@ The grammar (ASP-Core-2 where ASP has the construct)::
     directive   ::= "#base" name "/" integer ("," name "/" integer)* "."
                   | "#constraint" name ":-" body "."
                   | "#require" atom "."
+                  | "#protect" item ("," item)* "."     item: name "/" integer | ground atom
 
 Comments run from ``%`` to the end of the line, or ``%* ... *%``.
 
@@ -38,6 +39,7 @@ from .ast import (
     Comparison,
     Denial,
     Literal,
+    Protection,
     Requirement,
     Rule,
     Statement,
@@ -46,7 +48,7 @@ from .ast import (
 )
 from .errors import Loc, NablogSyntaxError, Source
 
-DIRECTIVES = ("#base", "#constraint", "#require")
+DIRECTIVES = ("#base", "#constraint", "#protect", "#require")
 
 _TOKEN = re.compile(
     r"""
@@ -210,6 +212,13 @@ class _Parser:
                 )
             self.expect(".", "'.' at the end of #require")
             return Requirement(atom, self.loc(tok.pos))
+        if tok.text == "#protect":
+            items = [self.protected_item()]
+            while self.at(","):
+                self.i += 1
+                items.append(self.protected_item())
+            self.expect(".", "'.' at the end of #protect")
+            return Protection(tuple(items), self.loc(tok.pos))
         raise self.error(
             f"unknown directive {tok.text}",
             tok.pos,
@@ -219,14 +228,28 @@ class _Parser:
     def _pos_of(self, loc: Loc) -> int:
         return self._line_starts[loc.line - 1] + loc.column - 1
 
-    def signature(self) -> tuple[str, int]:
+    def protected_item(self):
+        """``p/2`` (a whole relation) or a ground atom (one fact)."""
+        nxt = self.peek(1)
+        if nxt is not None and nxt.text == "/":
+            return self.signature("#protect p/2.")
+        atom = self.atom()
+        if not atom.is_ground():
+            raise self.error(
+                f"#protect needs a ground atom or a relation p/n, but {atom} has variable {next(atom.variables())}",
+                self._pos_of(atom.loc) if atom.loc else 0,
+                f"protect the whole relation with #protect {atom.pred}/{atom.arity}.",
+            )
+        return atom
+
+    def signature(self, example: str = "#base p/2.") -> tuple[str, int]:
         name = self.next("a predicate name like p/2")
         if name.kind != "name":
-            raise self.error(f"expected a predicate name, found '{name.text}'", name.pos, "write #base p/2.")
+            raise self.error(f"expected a predicate name, found '{name.text}'", name.pos, f"write {example}")
         self.expect("/", "'/' and the arity, as in p/2")
         arity = self.next("an arity")
         if arity.kind != "int" or int(arity.text) < 0:
-            raise self.error(f"expected an arity, found '{arity.text}'", arity.pos, "write #base p/2.")
+            raise self.error(f"expected an arity, found '{arity.text}'", arity.pos, f"write {example}")
         return (name.text, int(arity.text))
 
     def body(self) -> tuple[BodyElement, ...]:

@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-from .ast import Atom, BaseDeclaration, Constant, Denial, Literal, Requirement, Rule, Statement, Var
+from .ast import Atom, BaseDeclaration, Constant, Denial, Literal, Protection, Requirement, Rule, Statement, Var
 from .errors import NablogError
 from .parser import parse_statements
 
@@ -58,6 +58,16 @@ class Program:
         return frozenset(sig for s in self.statements if isinstance(s, BaseDeclaration) for sig in s.signatures)
 
     @cached_property
+    def protected(self) -> tuple[str | Atom, ...]:
+        """``#protect`` items: relation names and single facts that view updates must not change."""
+        return tuple(
+            item if isinstance(item, Atom) else item[0]
+            for s in self.statements
+            if isinstance(s, Protection)
+            for item in s.items
+        )
+
+    @cached_property
     def derived(self) -> frozenset[str]:
         """Predicates defined by at least one rule with a body (or a non-ground head)."""
         return frozenset(a.pred for r in self.rules if not r.is_fact() for a in r.head)
@@ -73,6 +83,8 @@ class Program:
                         yield b.atom  # type: ignore[union-attr]
             if isinstance(s, Requirement):
                 yield s.atom
+            if isinstance(s, Protection):
+                yield from (i for i in s.items if isinstance(i, Atom))
 
     @cached_property
     def signatures(self) -> dict[str, int]:
@@ -97,6 +109,10 @@ class Program:
                 out.update(s.atom.args)  # type: ignore[arg-type]
         return out
 
+    def named_constraints(self) -> list[tuple[str, Denial | Requirement]]:
+        """Every constraint with its name, in program order (see :func:`constraint_name`)."""
+        return [(constraint_name(c, i + 1), c) for i, c in enumerate(self.constraints)]
+
     def __add__(self, other: "Program") -> "Program":
         return Program(self.statements + other.statements)
 
@@ -105,6 +121,18 @@ class Program:
 
     def __str__(self) -> str:
         return "\n".join(str(s) for s in self.statements)
+
+
+def constraint_name(constraint: Denial | Requirement, index: int) -> str:
+    """A constraint's name: its ``#constraint`` name, the required atom, or where it was written
+    (``file:line``); ``denial_<index>`` for a denial built in code."""
+    if isinstance(constraint, Requirement):
+        return constraint.name
+    if constraint.name:
+        return constraint.name
+    if constraint.loc is not None:
+        return f"{constraint.loc.source.name}:{constraint.loc.line}"
+    return f"denial_{index}"
 
 
 def _terms(element) -> tuple:

@@ -1,1 +1,7 @@
-"""View updating: requests, candidates, methods, realizations, verification."""
+"""View updating: requests, goal-directed candidates, methods, verified minimal realizations."""
+
+from .propose import CANDIDATE_POLICIES, METHODS, propose
+from .realization import Proposal, Realization, Update
+from .request import Request, parse_request
+
+__all__ = ["CANDIDATE_POLICIES", "METHODS", "Proposal", "Realization", "Request", "Update", "parse_request", "propose"]

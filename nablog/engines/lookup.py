@@ -1,0 +1,110 @@
+"""Point lookups in a model: the tuples of a relation that match given values at given positions.
+
+Goal-directed reasoning (view updating, relevance, propagation) asks many small questions of a
+large model — "which ``staff_group(aravindan, Z)`` hold?" — and must not scan relations to
+answer them. ``ModelIndex`` builds, per relation and set of bound positions, a sorted index once
+(``argsort`` of packed keys for the python engine's columnar relations, a dict for plain sets)
+and answers each lookup with a binary search.
+
+>>> index = ModelIndex({"e": {(1, 2), (1, 3), (2, 3)}})
+>>> sorted(index.match("e", (1, None)))
+[(1, 2), (1, 3)]
+>>> index.contains("e", (2, 3)), index.contains("e", (3, 3)), index.contains("zzz", (1,))
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from .encoding import INT, EncodedRelation, fits_in_key, pack, row_view, sorted_unique
+
+Pattern = tuple  # constants, with None at the free positions
+
+
+class ModelIndex:
+    """Lookups by bound positions over a model (relation name to set of tuples); read-only."""
+
+    def __init__(self, model: Mapping[str, Set]):
+        self.model = model
+        self._indexes: dict[tuple[str, tuple[int, ...]], object] = {}
+
+    def contains(self, pred: str, row: tuple) -> bool:
+        rel = self.model.get(pred)
+        return rel is not None and row in rel
+
+    def size(self, pred: str) -> int:
+        rel = self.model.get(pred)
+        return 0 if rel is None else len(rel)
+
+    def match(self, pred: str, pattern: Pattern) -> Iterator[tuple]:
+        """The tuples of ``pred`` equal to ``pattern`` at its non-None positions."""
+        rel = self.model.get(pred)
+        if rel is None or not len(rel):
+            return iter(())
+        bound = tuple(i for i, v in enumerate(pattern) if v is not None)
+        if len(bound) == len(pattern):
+            return iter((pattern,)) if pattern in rel else iter(())
+        if not bound:
+            return iter(rel)
+        index = self._indexes.get((pred, bound))
+        if index is None:
+            index = self._indexes[(pred, bound)] = _build(rel, bound)
+        values = tuple(pattern[i] for i in bound)
+        if isinstance(index, dict):
+            return iter(index.get(values, ()))
+        return index.lookup(values)
+
+    def values(self, pred: str, position: int) -> set:
+        """The distinct values at one position of a relation (its active domain there)."""
+        rel = self.model.get(pred)
+        if rel is None or not len(rel):
+            return set()
+        if isinstance(rel, EncodedRelation):
+            return set(rel.dictionary.decode_column(sorted_unique(rel.columns()[position])))
+        return {row[position] for row in rel}
+
+
+class _SortedIndex:
+    """A columnar relation sorted on the bound positions; lookups decode only the matching rows."""
+
+    def __init__(self, rel: EncodedRelation, bound: tuple[int, ...]):
+        self.rel = rel
+        self.bound = bound
+        self.columns = rel.columns()
+        size = len(rel.dictionary)
+        keyed = [self.columns[i] for i in bound]
+        self.packed = fits_in_key(size, len(bound))
+        keys = pack(keyed, size) if self.packed else row_view(np.stack(keyed, axis=1))
+        self.order = np.argsort(keys, kind="stable")
+        self.keys = keys[self.order]
+
+    def lookup(self, values: tuple) -> Iterator[tuple]:
+        d = self.rel.dictionary
+        ids = [d.id(v) for v in values]
+        if any(i is None for i in ids):
+            return iter(())
+        probe_cols = [np.array([i], INT) for i in ids]
+        if self.packed:
+            probe = pack(probe_cols, len(d))
+        else:
+            probe = row_view(np.stack(probe_cols, axis=1))
+        lo = int(np.searchsorted(self.keys, probe, "left")[0])
+        hi = int(np.searchsorted(self.keys, probe, "right")[0])
+        if lo == hi:
+            return iter(())
+        rows = self.order[lo:hi]
+        decoded = [d.decode_column(c[rows]) for c in self.columns]
+        return iter(zip(*decoded))
+
+
+def _build(rel: Set, bound: tuple[int, ...]):
+    if isinstance(rel, EncodedRelation):
+        return _SortedIndex(rel, bound)
+    index: dict[tuple, list[tuple]] = {}
+    for row in rel:
+        index.setdefault(tuple(row[i] for i in bound), []).append(row)
+    return index

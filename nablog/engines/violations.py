@@ -1,0 +1,103 @@
+"""Constraint checking over a model: every violated denial instance and every failed requirement.
+
+A denial ``:- body.`` is checked by evaluating the rule ``violation__i(V1..Vn) :- body.`` over
+the model, where V1..Vn are the body's variables (each ``_`` of a positive literal gets its own
+name, so an instance fixes every witness fact); each derived tuple is one violated ground instance.
+
+>>> from nablog.lang import parse
+>>> from nablog.engines import get_engine
+>>> program = parse(":- e(X, X). #require ok.")
+>>> [(v.constraint, v.count, [str(a) for a in v.witnesses[0]]) for v in find_violations(program, {"e": {(1, 1), (1, 2)}}, get_engine("python"))]
+[('<string>:1', 1, ['e(1, 1)']), ('ok', 1, [])]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..lang import Atom, Literal, Program, Requirement, Rule, Var, row_sort_key
+from .base import Engine
+
+VIOLATION_PREFIX = "violation__"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A violated constraint: its name, its text, how many ground instances hold, and their witnesses.
+
+    ``witnesses`` lists, per violated ground instance, the positive body atoms of the instance
+    (the facts that together violate the denial), sorted; a failed requirement has one empty
+    witness. ``bindings`` gives each instance's variable values, in the order of ``witnesses``.
+    """
+
+    constraint: str
+    text: str
+    count: int
+    witnesses: tuple[tuple[Atom, ...], ...]
+    bindings: tuple[dict, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "constraint": self.constraint,
+            "count": self.count,
+            "witnesses": [[str(a) for a in w] for w in self.witnesses],
+        }
+
+
+def find_violations(program: Program, model: Mapping[str, Set], engine: Engine) -> list[Violation]:
+    """Each violated constraint of ``program`` in ``model``, in program order."""
+    rules: list[Rule] = []
+    checks = []
+    out: list[Violation] = []
+    for i, (name, c) in enumerate(program.named_constraints()):
+        if isinstance(c, Requirement):
+            if tuple(c.atom.args) not in model.get(c.atom.pred, ()):
+                out.append(Violation(name, str(c), 1, ((),), ({},)))
+            continue
+        body = name_anonymous(c.body)
+        variables = tuple(dict.fromkeys(v for b in body if isinstance(b, Literal) and b.positive for v in b.variables()))
+        head = Atom(f"{VIOLATION_PREFIX}{i}", variables)
+        rules.append(Rule((head,), body))
+        witness_atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
+        checks.append((i, name, c, head.pred, variables, witness_atoms))
+    found = engine.evaluate(Program(tuple(rules)), model) if rules else {}
+    for i, name, c, pred, variables, witness_atoms in checks:
+        rows = found.get(pred, ())
+        if not len(rows):
+            continue
+        instances = sorted(
+            ((tuple(_ground(a, dict(zip(variables, row))) for a in witness_atoms), row) for row in rows),
+            key=lambda w: [(a.pred, row_sort_key(a.args)) for a in w[0]],
+        )
+        out.append(
+            Violation(
+                name,
+                str(c),
+                len(rows),
+                tuple(w for w, _ in instances),
+                tuple(dict(zip(variables, row)) for _, row in instances),
+            )
+        )
+    order = {name: i for i, (name, _) in enumerate(program.named_constraints())}
+    return sorted(out, key=lambda v: order[v.constraint])
+
+
+def name_anonymous(body):
+    """Give each ``_`` of a positive literal its own variable, so ground instances include it."""
+    counter = iter(range(1, 1_000_000))
+    out = []
+    for b in body:
+        if isinstance(b, Literal) and b.positive and any(isinstance(t, Var) and t.name == "_" for t in b.atom.args):
+            args = tuple(Var(f"_Anon{next(counter)}") if isinstance(t, Var) and t.name == "_" else t for t in b.atom.args)
+            b = Literal(Atom(b.atom.pred, args, b.atom.loc), True)
+        out.append(b)
+    return tuple(out)
+
+
+def _ground(atom: Atom, binding: dict) -> Atom:
+    return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
+
+
+__all__ = ["Violation", "find_violations", "name_anonymous"]

@@ -1,0 +1,162 @@
+"""The `asp` method: clingo guesses among the candidate changes and enumerates the subset-minimal ones.
+
+The ground problem of :mod:`nablog.solver.ground` becomes a small propositional program: one
+choice atom ``ch(K)`` per candidate change, ``x(I)`` for each atom that may change (a candidate
+base fact is true when inserted, or when not deleted; a derived atom by its ground rule
+instances), the request and the constraints as integrity constraints. Domain heuristics
+``#heuristic ch(K). [1,false]`` with ``--heuristic=Domain --enum-mode=domRec`` make clingo
+enumerate exactly the models whose set of changes is subset-minimal.
+
+Each constraint, required atom and protected fact is guarded by a switch (an external atom), so
+when no model exists, switching them off one by one finds a minimal set that stands in the way.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import clingo
+
+from .ground import GroundAtom, GroundProblem
+
+
+@dataclass
+class Enumeration:
+    """How the search ended, and for an unsatisfiable problem what stands in the way."""
+
+    status: str = "complete"  # complete | stopped | timeout | unsatisfiable
+    core: list[str] = field(default_factory=list)
+
+
+class AspProblem:
+    """A ground problem as a clingo program, with named switches for the explanation of failure."""
+
+    def __init__(self, problem: GroundProblem):
+        self.problem = problem
+        self.atom_ids: dict[GroundAtom, int] = {}
+        self.switches: list[str] = []  # name of each on(I) assumption
+        lines: list[str] = []
+        candidates = problem.candidates
+        for k, (sign, a) in enumerate(candidates):
+            x = self._id(a)
+            lines.append(f"{{ch({k})}}.")
+            lines.append(f"x({x}) :- ch({k})." if sign == "+" else f"x({x}) :- not ch({k}).")
+            lines.append(f"#heuristic ch({k}). [1,false]")
+            if (sign, a) in problem.protected:
+                s = self._switch(f"protected fact {_show(a)}")
+                lines.append(f":- ch({k}), on({s}).")
+        for head, pos, neg in problem.rules:
+            body = [f"x({self._id(b)})" for b in pos] + [f"not x({self._id(b)})" for b in neg]
+            rule = f"x({self._id(head)})"
+            lines.append(f"{rule} :- {', '.join(body)}." if body else f"{rule}.")
+        for name, a in problem.require_true:
+            s = self._switch(_requirement_name(name, a, True))
+            lines.append(f":- not x({self._id(a)}), on({s}).")
+        for name, a in problem.require_false:
+            s = self._switch(_requirement_name(name, a, False))
+            lines.append(f":- x({self._id(a)}), on({s}).")
+        named: dict[str, int] = {}
+        for name, pos, neg in problem.denials:
+            if name not in named:
+                named[name] = self._switch(f"constraint {name}")
+            body = [f"x({self._id(b)})" for b in pos] + [f"not x({self._id(b)})" for b in neg]
+            lines.append(f":- {', '.join(body)}, on({named[name]}).")
+        lines.append("#show ch/1.")
+        self.text = "\n".join(lines)
+
+    def _id(self, a: GroundAtom) -> int:
+        if a not in self.atom_ids:
+            self.atom_ids[a] = len(self.atom_ids)
+        return self.atom_ids[a]
+
+    def _switch(self, name: str) -> int:
+        self.switches.append(name)
+        return len(self.switches) - 1
+
+    def _control(self, minimal: bool, off: set[int] = frozenset()) -> clingo.Control:
+        """A grounded control with every switch on except those in ``off``.
+
+        Switches are externals assigned before solving, not solve assumptions: clingo 5.8
+        reports some satisfiable programs as unsatisfiable under assumptions on externals.
+        """
+        args = ["--warn=none"]
+        if minimal:
+            args += ["--heuristic=Domain", "--enum-mode=domRec", "0"]
+        control = clingo.Control(args)
+        control.add("base", [], self.text + "\n" + "\n".join(f"#external on({i})." for i in range(len(self.switches))))
+        control.ground([("base", [])])
+        for i in range(len(self.switches)):
+            control.assign_external(clingo.Function("on", [clingo.Number(i)]), i not in off)
+        return control
+
+    def enumerate(self, accept: Callable[[frozenset[int]], bool], timeout: float | None = None) -> Enumeration:
+        """Stream every subset-minimal change set to ``accept`` until it returns False (status
+        ``stopped``), the ``timeout`` passes (``timeout``) or there are no more (``complete``)."""
+        result = Enumeration()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        control = self._control(minimal=True)
+        count = 0
+        for change_set in self._models(control, deadline, result):
+            count += 1
+            if not accept(change_set):
+                result.status = "stopped"
+                break
+        if count == 0 and result.status == "complete":
+            result.status = "unsatisfiable"
+            result.core = self.explain_failure(deadline)
+        return result
+
+    def _models(self, control: clingo.Control, deadline, result: Enumeration) -> Iterator[frozenset[int]]:
+        with control.solve(yield_=True, async_=True) as handle:
+            while True:
+                handle.resume()
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if remaining is None:
+                    handle.wait()
+                elif not handle.wait(remaining):
+                    handle.cancel()
+                    result.status = "timeout"
+                    return
+                model = handle.model()
+                if model is None:
+                    return
+                yield frozenset(s.arguments[0].number for s in model.symbols(shown=True))
+
+    def satisfiable(self, off: set[int], deadline: float | None = None) -> bool | None:
+        """Whether some change set satisfies everything except the switches in ``off``."""
+        control = self._control(minimal=False, off=off)
+        with control.solve(async_=True) as handle:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if remaining is not None and not handle.wait(remaining):
+                handle.cancel()
+                return None
+            return handle.get().satisfiable
+
+    def explain_failure(self, deadline: float | None = None) -> list[str]:
+        """A minimal set of switches (request atoms, constraints, protected facts) that together
+        admit no change set; empty when even the request alone cannot be met by the candidates."""
+        everything = set(range(len(self.switches)))
+        requests = {i for i, name in enumerate(self.switches) if name.startswith("request")}
+        if self.satisfiable(everything - requests, deadline) is False:
+            return sorted(self.switches[i] for i in requests)
+        core = set(everything)
+        # Deletion-based shrinking: drop each switch whose absence keeps the problem unsatisfiable.
+        for i in sorted(everything - requests):
+            trial = core - {i}
+            if self.satisfiable(everything - trial, deadline) is False:
+                core = trial
+        return [self.switches[i] for i in sorted(core)]
+
+
+def _requirement_name(name: str, a: GroundAtom, true: bool) -> str:
+    if name == "request":
+        return f"request {'+' if true else '-'}{_show(a)}"
+    return f"required atom {name}"
+
+
+def _show(a: GroundAtom) -> str:
+    from ..lang import Atom
+
+    return str(Atom(a[0], a[1]))

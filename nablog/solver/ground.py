@@ -1,0 +1,596 @@
+"""Goal-directed relevance for view updating: candidate base changes and the ground program over them.
+
+From a request, top-down view-update reasoning in the style of seed 002, Def. 9 (on unnormalized
+rules) finds the base facts whose insertion or deletion can help: ``∇+p(t)`` asks for some rule
+instance of ``p(t)`` whose positive literals become true and whose negated ones become false,
+``∇−p(t)`` for every possibly true instance to lose a literal. Existential variables (seed 002
+Def. 9 case 5) range over the values already in the attribute positions they meet, or the whole
+Herbrand universe, plus fresh constants — one new one per round, at most ``max_fresh``.
+
+Bottom-up, the candidate changes are propagated as *possible* changes (atoms that may become true,
+``plus``, or false, ``minus``, for some subset of the candidates). Denial instances that may become
+true and required atoms that may become false ask for repairs (seed 002 Def. 10, case 2); goals
+whose reasoning relied on an atom that may now change are re-examined, which yields compensation
+of side effects (Def. 10, case 3). Rounds alternate until no new goal appears (Algorithm 1's
+outer loop, computed over possible states rather than one disjunctive state).
+
+Everything outside ``plus``/``minus`` keeps its value in the current model, so the ground program
+handed to the solver only contains rule instances of atoms that may change: its size depends on
+the relevant part of the database, not on the database.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Set
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Mapping
+
+from ..engines.lookup import ModelIndex
+from ..engines.violations import name_anonymous
+from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Rule, Var, constant_sort_key
+
+GroundAtom = tuple[str, tuple]
+"""A ground atom as (predicate, arguments)."""
+
+PLUS, MINUS = "+", "-"
+
+
+def ground_atom(atom: Atom) -> GroundAtom:
+    return (atom.pred, tuple(atom.args))
+
+
+def to_atom(ground: GroundAtom) -> Atom:
+    return Atom(ground[0], ground[1])
+
+
+@dataclass
+class Bounds:
+    """Limits of the relevance search; hitting one makes the answer ``bounded``."""
+
+    max_fresh: int = 2
+    max_rounds: int = 20
+    max_goals: int = 200_000
+
+
+@dataclass
+class GroundProblem:
+    """The relevant part of a view-update problem, ready for a solver.
+
+    ``candidates`` lists base changes as (sign, ground atom); ``rules`` are ground rule instances
+    over atoms that may change (head, positive body, negative body); ``denials`` are ground
+    constraint instances (name, positive atoms, negative atoms) over such atoms; ``require_true``
+    and ``require_false`` are the request and required atoms. Atoms not mentioned keep their
+    current value. ``fixed_conflicts`` name request atoms or constraints that fail whatever
+    changes are made; ``protected`` candidates may only change if the user lifts the protection.
+    """
+
+    candidates: list[tuple[str, GroundAtom]] = field(default_factory=list)
+    protected: set[tuple[str, GroundAtom]] = field(default_factory=set)
+    rules: list[tuple[GroundAtom, tuple[GroundAtom, ...], tuple[GroundAtom, ...]]] = field(default_factory=list)
+    denials: list[tuple[str, tuple[GroundAtom, ...], tuple[GroundAtom, ...]]] = field(default_factory=list)
+    require_true: list[tuple[str, GroundAtom]] = field(default_factory=list)
+    require_false: list[tuple[str, GroundAtom]] = field(default_factory=list)
+    fixed_conflicts: list[str] = field(default_factory=list)
+    fresh: list[str] = field(default_factory=list)
+    bounded: list[str] = field(default_factory=list)
+
+
+class _PossibleState:
+    """The current model plus the atoms that may become true (plus) or false (minus)."""
+
+    def __init__(self, index: ModelIndex):
+        self.index = index
+        self.plus: dict[str, set[tuple]] = {}
+        self.minus: dict[str, set[tuple]] = {}
+        self._plus_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
+
+    def now(self, a: GroundAtom) -> bool:
+        return self.index.contains(a[0], a[1])
+
+    def may_gain(self, a: GroundAtom) -> bool:
+        return a[1] in self.plus.get(a[0], ())
+
+    def may_lose(self, a: GroundAtom) -> bool:
+        return a[1] in self.minus.get(a[0], ())
+
+    def fixed(self, a: GroundAtom) -> bool:
+        return not (self.may_gain(a) or self.may_lose(a))
+
+    def possibly_true(self, a: GroundAtom) -> bool:
+        return self.now(a) or self.may_gain(a)
+
+    def possibly_false(self, a: GroundAtom) -> bool:
+        return not self.now(a) or self.may_lose(a)
+
+    def certainly_true(self, a: GroundAtom) -> bool:
+        return self.now(a) and not self.may_lose(a)
+
+    def add(self, sign: str, a: GroundAtom) -> bool:
+        target = self.plus if sign == PLUS else self.minus
+        rows = target.setdefault(a[0], set())
+        if a[1] in rows:
+            return False
+        rows.add(a[1])
+        if sign == PLUS:
+            for (pred, bound), index in self._plus_by.items():
+                if pred == a[0]:
+                    index.setdefault(tuple(a[1][i] for i in bound), []).append(a[1])
+        return True
+
+    def match_possible(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        """Tuples of ``pred`` that are true now or may become true, matching ``pattern``."""
+        yield from self.index.match(pred, pattern)
+        plus = self.plus.get(pred)
+        if not plus:
+            return
+        bound = tuple(i for i, v in enumerate(pattern) if v is not None)
+        key = (pred, bound)
+        index = self._plus_by.get(key)
+        if index is None:
+            index = self._plus_by[key] = {}
+            for row in plus:
+                index.setdefault(tuple(row[i] for i in bound), []).append(row)
+        yield from index.get(tuple(pattern[i] for i in bound), ())
+
+    def match_now(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        return self.index.match(pred, pattern)
+
+
+def _pattern(atom: Atom, binding: Mapping[Var, Constant]) -> tuple | None:
+    """The atom's arguments under a binding, None at unbound variables."""
+    return tuple(
+        (binding.get(t) if t.name != "_" else None) if isinstance(t, Var) else t for t in atom.args
+    )
+
+
+def _unify(atom: Atom, row: tuple, binding: dict[Var, Constant]) -> dict[Var, Constant] | None:
+    out = dict(binding)
+    for term, value in zip(atom.args, row):
+        if isinstance(term, Var):
+            if term.name == "_":
+                continue
+            if term in out:
+                if out[term] != value:
+                    return None
+            else:
+                out[term] = value
+        elif term != value:
+            return None
+    return out
+
+
+def _ground(atom: Atom, binding: Mapping[Var, Constant]) -> GroundAtom:
+    return (atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
+
+
+def _compare(cmp: Comparison, binding: Mapping[Var, Constant]) -> bool:
+    left = binding[cmp.left] if isinstance(cmp.left, Var) else cmp.left
+    right = binding[cmp.right] if isinstance(cmp.right, Var) else cmp.right
+    return cmp.holds(left, right)
+
+
+class Relevance:
+    """Computes a :class:`GroundProblem` for one request over one database state."""
+
+    def __init__(
+        self,
+        rules: Program,
+        model: Mapping[str, Set],
+        base: Iterable[str],
+        *,
+        index: ModelIndex | None = None,
+        herbrand: bool = False,
+        bounds: Bounds | None = None,
+        protect: Iterable[GroundAtom | str] = (),
+        universe: Iterable[Constant] = (),
+    ):
+        self.program = rules
+        # Each `_` of a positive literal gets a name, so that every rule instance is ground.
+        self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
+        self.by_head: dict[str, list[Rule]] = {}
+        self.by_body: dict[str, list[tuple[Rule, int]]] = {}
+        for rule in self.rules:
+            for head in rule.head:
+                self.by_head.setdefault(head.pred, []).append(rule)
+            for i, b in enumerate(rule.body):
+                if isinstance(b, Literal):
+                    self.by_body.setdefault(b.atom.pred, []).append((rule, i))
+        named = rules.named_constraints()
+        self.denials = [(name, Denial(name_anonymous(c.body), c.name, c.loc)) for name, c in named if isinstance(c, Denial)]
+        self.requirements = [(name, c) for name, c in named if isinstance(c, Requirement)]
+        self.denials_by_pred: dict[str, list[tuple[str, Denial, int]]] = {}
+        for name, d in self.denials:
+            for i, b in enumerate(d.body):
+                if isinstance(b, Literal):
+                    self.denials_by_pred.setdefault(b.atom.pred, []).append((name, d, i))
+        self.base = set(base)
+        self.derived = set(rules.derived)
+        self.state = _PossibleState(index or ModelIndex(model))
+        self.herbrand = herbrand
+        self.bounds = bounds or Bounds()
+        self.protected_relations = {p for p in protect if isinstance(p, str)}
+        self.protected_facts = {p for p in protect if not isinstance(p, str)}
+        self.universe = set(universe)
+        self.problem = GroundProblem()
+        self._fresh_by_round: dict[int, str] = {}
+        self._domains: dict[tuple[str, int], set] = {}
+
+    # -- fresh constants and domains ---------------------------------------------------------------
+
+    def _fresh_for_round(self, round_: int) -> list[str]:
+        """Fresh constants available to goals of a round: one new constant per round that needs
+        one, while fewer than ``max_fresh`` exist (seed 002, §4.1)."""
+        if round_ not in self._fresh_by_round:
+            if len(self.problem.fresh) >= self.bounds.max_fresh:
+                self.problem.bounded.append(
+                    f"round {round_} needs a new constant for a projection, but max_fresh={self.bounds.max_fresh} are in use"
+                )
+                self._fresh_by_round[round_] = ""
+            else:
+                name = _fresh_name(len(self.problem.fresh) + 1, self.universe)
+                self.problem.fresh.append(name)
+                self.universe.add(name)
+                self._fresh_by_round[round_] = name
+        return [f for r, f in sorted(self._fresh_by_round.items()) if r <= round_ and f]
+
+    def _domain(self, var: Var, rule: Rule, round_: int) -> list[Constant]:
+        if self.herbrand:
+            values = set(self.universe) - set(self.problem.fresh)
+        else:
+            values = set()
+            for b in rule.body:
+                if isinstance(b, Literal):
+                    for i, t in enumerate(b.atom.args):
+                        if t == var:
+                            key = (b.atom.pred, i)
+                            if key not in self._domains:
+                                self._domains[key] = self.state.index.values(b.atom.pred, i)
+                            values |= self._domains[key]
+                            values |= {row[i] for row in self.state.plus.get(b.atom.pred, ()) if row[i] not in self.problem.fresh}
+        values = sorted(values, key=constant_sort_key)
+        return values + self._fresh_for_round(round_)
+
+    # -- rule instances -------------------------------------------------------------------------------
+
+    def possible_instances(self, body, binding: dict[Var, Constant], skip: int | None = None) -> Iterator[dict[Var, Constant]]:
+        """Bindings under which every literal of ``body`` may hold in some candidate state."""
+        yield from self._instances(body, binding, skip, possible=True)
+
+    def current_instances(self, body, binding: dict[Var, Constant], skip: int | None = None) -> Iterator[dict[Var, Constant]]:
+        """Bindings under which every literal of ``body`` holds in the current model."""
+        yield from self._instances(body, binding, skip, possible=False)
+
+    def _instances(self, body, binding, skip, possible: bool):
+        order = _order(body, binding, skip)
+        yield from self._extend(order, 0, binding, possible)
+
+    def _extend(self, order, k, binding, possible):
+        if k == len(order):
+            yield binding
+            return
+        element = order[k]
+        if isinstance(element, Comparison):
+            if _compare(element, binding):
+                yield from self._extend(order, k + 1, binding, possible)
+            return
+        atom = element.atom
+        pattern = _pattern(atom, binding)
+        if element.positive:
+            source = self.state.match_possible if possible else self.state.match_now
+            for row in source(atom.pred, pattern):
+                extended = _unify(atom, row, binding)
+                if extended is not None:
+                    yield from self._extend(order, k + 1, extended, possible)
+            return
+        # not atom: anonymous variables mean "no matching tuple at all"
+        if None in pattern:
+            if possible:
+                blocked = any(self.state.certainly_true((atom.pred, row)) for row in self.state.match_now(atom.pred, pattern))
+            else:
+                blocked = any(True for _ in self.state.match_now(atom.pred, pattern))
+        else:
+            a = (atom.pred, pattern)
+            blocked = not self.state.possibly_false(a) if possible else self.state.now(a)
+        if not blocked:
+            yield from self._extend(order, k + 1, binding, possible)
+
+    def hypothetical_instances(self, rule: Rule, binding: dict[Var, Constant], round_: int) -> Iterator[dict[Var, Constant]]:
+        """Bindings of a rule body for making its head true: variables not bound by the head
+        range over their candidate domains (seed 002, Def. 9, case 5)."""
+        free = [v for v in dict.fromkeys(v for b in rule.body for v in b.variables()) if v not in binding and v.name != "_"]
+        comparisons = [b for b in rule.body if isinstance(b, Comparison)]
+        domains = [self._domain(v, rule, round_) for v in free]
+        size = 1
+        for d in domains:
+            size *= len(d)
+        if size > self.bounds.max_goals:
+            self.problem.bounded.append(f"too many ways ({size:,}) to satisfy a rule of {rule.head[0].pred}; protect relations or use candidates='attribute'")
+            return
+        for values in itertools.product(*domains):
+            full = dict(binding)
+            full.update(zip(free, values))
+            if all(_compare(c, full) for c in comparisons):
+                yield full
+
+    # -- the search ---------------------------------------------------------------------------------
+
+    def solve(
+        self, insert: Iterable[GroundAtom], delete: Iterable[GroundAtom], violated: Iterable[tuple[str, dict]] = ()
+    ) -> GroundProblem:
+        """Search from the request (and from the constraint instances ``violated`` already, given
+        as constraint name and variable binding) to the relevant ground problem."""
+        goals: dict[tuple[str, GroundAtom], int] = {}
+        agenda: list[tuple[str, GroundAtom]] = []
+        for a in insert:
+            self.problem.require_true.append(("request", a))
+        for a in delete:
+            self.problem.require_false.append(("request", a))
+
+        candidates: dict[tuple[str, GroundAtom], None] = {}
+
+        def goal(sign: str, a: GroundAtom, round_: int) -> None:
+            key = (sign, a)
+            if key in goals:
+                return
+            if len(goals) >= self.bounds.max_goals:
+                if not any("goals" in b for b in self.problem.bounded):
+                    self.problem.bounded.append(f"more than {self.bounds.max_goals:,} goals")
+                return
+            goals[key] = round_
+            if a[0] in self.derived:
+                agenda.append(key)
+            elif (sign == PLUS) != self.state.now(a):
+                # A base fact to insert (absent now) or delete (present now) is a candidate change.
+                candidates[key] = None
+                if a[0] in self.protected_relations or a in self.protected_facts:
+                    self.problem.protected.add(key)
+
+        for a in insert:
+            goal(PLUS, a, 1)
+        for a in delete:
+            goal(MINUS, a, 1)
+        constraint_instances: dict[tuple, tuple[str, tuple, tuple]] = {}
+        denials = dict(self.denials)
+        for name, binding in violated:
+            if name in denials:
+                for _, pos, neg in self._record(name, denials[name], binding, constraint_instances):
+                    for a in pos:
+                        goal(MINUS, a, 1)
+                    for a in neg:
+                        goal(PLUS, a, 1)
+        propagated: set[tuple[str, GroundAtom]] = set()
+        round_ = 1
+        while True:
+            # VU phase: top-down from the open goals to base candidates.
+            while agenda:
+                key = agenda.pop()
+                for new_sign, b in self._expand(key[0], key[1], goals[key]):
+                    goal(new_sign, b, round_)
+            # UP phase: what the candidates may change, bottom-up.
+            changed = self._propagate([c for c in candidates if c not in propagated])
+            propagated.update(candidates)
+            changed_preds = {a[0] for _, a in changed}
+            round_ += 1
+            # Repairs: constraint instances that may become true, required atoms that may fail.
+            for name, pos, neg in self._constraint_instances(changed, constraint_instances):
+                for a in pos:
+                    goal(MINUS, a, round_)
+                for a in neg:
+                    goal(PLUS, a, round_)
+            for name, req in self.requirements:
+                a = ground_atom(req.atom)
+                if self.state.possibly_false(a):
+                    goal(PLUS, a, round_)
+            # Compensation: re-examine goals whose reasoning read a predicate that may now change.
+            queued = set(agenda)
+            agenda.extend(key for key in goals if key not in queued and key[1][0] in self.derived and self._reads(key, changed_preds))
+            if not agenda and all(c in propagated for c in candidates):
+                break
+            if round_ > self.bounds.max_rounds:
+                self.problem.bounded.append(f"more than {self.bounds.max_rounds} rounds of repair and compensation")
+                break
+        self.problem.candidates = sorted(candidates, key=lambda c: (c[1][0], [constant_sort_key(v) for v in c[1][1]], c[0]))
+        self._ground_program(constraint_instances)
+        return self.problem
+
+    def _reads(self, key: tuple[str, GroundAtom], preds: set[str]) -> bool:
+        pred = key[1][0]
+        for rule in self.by_head.get(pred, ()):
+            for b in rule.body:
+                if isinstance(b, Literal) and b.atom.pred in preds:
+                    return True
+        return False
+
+    def _expand(self, sign: str, a: GroundAtom, round_: int) -> Iterator[tuple[str, GroundAtom]]:
+        """Direct consequences of one goal (seed 002, Def. 9): subgoals on body atoms."""
+        pred, args = a
+        if pred not in self.derived:
+            return
+        for rule in self.by_head.get(pred, ()):
+            head = next(h for h in rule.head if h.pred == pred)
+            binding = _unify(head, args, {})
+            if binding is None:
+                continue
+            if sign == PLUS:
+                if self.state.certainly_true(a):
+                    return
+                for full in self.hypothetical_instances(rule, binding, round_):
+                    for b in rule.body:
+                        if isinstance(b, Literal):
+                            if b.positive:
+                                g = _ground(b.atom, full)
+                                if not self.state.certainly_true(g):
+                                    yield (PLUS, g)
+                            elif None in _pattern(b.atom, full):
+                                for row in self.state.match_possible(b.atom.pred, _pattern(b.atom, full)):
+                                    yield (MINUS, (b.atom.pred, row))
+                            else:
+                                g = _ground(b.atom, full)
+                                if self.state.possibly_true(g):
+                                    yield (MINUS, g)
+            else:
+                for full in self.possible_instances(rule.body, binding):
+                    for b in rule.body:
+                        if isinstance(b, Literal):
+                            if b.positive:
+                                yield (MINUS, _ground(b.atom, full))
+                            elif None not in _pattern(b.atom, full):
+                                yield (PLUS, _ground(b.atom, full))
+
+    def _propagate(self, seeds: list[tuple[str, GroundAtom]]) -> list[tuple[str, GroundAtom]]:
+        """Add candidate changes to the possible state and derive every atom they may change."""
+        changed: list[tuple[str, GroundAtom]] = []
+        work: list[tuple[str, GroundAtom]] = []
+        for sign, a in seeds:
+            if self.state.add(sign, a):
+                changed.append((sign, a))
+                work.append((sign, a))
+        while work:
+            sign, a = work.pop()
+            for rule, i in self.by_body.get(a[0], ()):
+                literal = rule.body[i]
+                binding = _unify(literal.atom, a[1], {})
+                if binding is None:
+                    continue
+                # Does the literal possibly become true (then heads may appear) or false (vanish)?
+                becomes_true = (sign == PLUS) == literal.positive
+                if becomes_true:
+                    instances = self.possible_instances(rule.body, binding, skip=i)
+                else:
+                    instances = self.current_instances(rule.body, binding, skip=i)
+                for full in instances:
+                    for head in rule.head:
+                        h = _ground(head, full)
+                        new_sign = PLUS if becomes_true else MINUS
+                        if (new_sign == PLUS and self.state.now(h)) or (new_sign == MINUS and not self.state.now(h)):
+                            continue
+                        if self.state.add(new_sign, h):
+                            changed.append((new_sign, h))
+                            work.append((new_sign, h))
+        return changed
+
+    def _constraint_instances(self, changed, seen: dict) -> Iterator[tuple[str, tuple, tuple]]:
+        """Denial instances that may hold after some candidate change, found from the changed atoms."""
+        for sign, a in changed:
+            for name, d, i in self.denials_by_pred.get(a[0], ()):
+                literal = d.body[i]
+                binding = _unify(literal.atom, a[1], {})
+                if binding is None:
+                    continue
+                for full in self.possible_instances(d.body, binding, skip=i):
+                    yield from self._record(name, d, full, seen)
+
+    def _record(self, name: str, d: Denial, full: dict, seen: dict):
+        pos = tuple(_ground(b.atom, full) for b in d.body if isinstance(b, Literal) and b.positive)
+        neg_lits = [b for b in d.body if isinstance(b, Literal) and not b.positive]
+        neg: list[GroundAtom] = []
+        for b in neg_lits:
+            pattern = _pattern(b.atom, full)
+            if None in pattern:
+                # `not q(X, _)`: any possibly true match would block the instance
+                neg.extend((b.atom.pred, row) for row in self.state.match_possible(b.atom.pred, pattern))
+            else:
+                neg.append((b.atom.pred, pattern))
+        key = (name, pos, tuple(neg))
+        if key in seen:
+            return
+        seen[key] = (name, pos, tuple(neg))
+        yield seen[key]
+
+    # -- the ground program -------------------------------------------------------------------------
+
+    def _ground_program(self, constraint_instances: dict) -> None:
+        """Ground rule instances for every atom that may change, reachable from what is required."""
+        problem = self.problem
+        defined: set[GroundAtom] = set()
+        todo: list[GroundAtom] = []
+
+        def need(a: GroundAtom) -> None:
+            if not self.state.fixed(a) and a not in defined and a[0] in self.derived:
+                defined.add(a)
+                todo.append(a)
+
+        for _, a in problem.require_true + problem.require_false:
+            need(a)
+        for name, req in self.requirements:
+            a = ground_atom(req.atom)
+            if self.state.fixed(a):
+                if not self.state.now(a):
+                    problem.fixed_conflicts.append(f"{name} does not hold and no candidate change can make it hold")
+            else:
+                problem.require_true.append((name, a))
+                need(a)
+        for name, pos, neg in constraint_instances.values():
+            live_pos = tuple(a for a in pos if not self.state.fixed(a))
+            live_neg = tuple(a for a in neg if not self.state.fixed(a))
+            if any(self.state.fixed(a) and not self.state.now(a) for a in pos):
+                continue
+            if any(self.state.fixed(a) and self.state.now(a) for a in neg):
+                continue
+            if not live_pos and not live_neg:
+                problem.fixed_conflicts.append(f"constraint {name} is violated by facts that no candidate change affects")
+                continue
+            problem.denials.append((name, live_pos, live_neg))
+            for a in live_pos + live_neg:
+                need(a)
+        while todo:
+            a = todo.pop()
+            for rule in self.by_head.get(a[0], ()):
+                for head in rule.head:
+                    if head.pred != a[0]:
+                        continue
+                    binding = _unify(head, a[1], {})
+                    if binding is None:
+                        continue
+                    for full in self.possible_instances(rule.body, binding):
+                        pos, neg = [], []
+                        for b in rule.body:
+                            if not isinstance(b, Literal):
+                                continue
+                            pattern = _pattern(b.atom, full)
+                            if None in pattern:
+                                # not q(X, _): false if any match is true
+                                for row in self.state.match_possible(b.atom.pred, pattern):
+                                    g = (b.atom.pred, row)
+                                    if not self.state.fixed(g):
+                                        neg.append(g)
+                                        need(g)
+                                continue
+                            g = (b.atom.pred, pattern)
+                            if self.state.fixed(g):
+                                continue  # possible_instances only yields instances where it holds
+                            (pos if b.positive else neg).append(g)
+                            need(g)
+                        problem.rules.append((a, tuple(pos), tuple(neg)))
+
+
+def _order(body, binding, skip):
+    """Body elements in an order where each is evaluated once its variables are bound."""
+    bound = set(binding)
+    rest = [b for i, b in enumerate(body) if i != skip]
+    order = []
+    while rest:
+        best = None
+        for b in rest:
+            vars_ = {v for v in b.variables() if v.name != "_"}
+            if isinstance(b, Literal) and b.positive:
+                score = (1, len(vars_ & bound) - len(vars_ - bound) * 0.01)
+            else:
+                score = (2, 0) if vars_ <= bound else (-1, 0)
+            if best is None or score > best[0]:
+                best = (score, b)
+        rest.remove(best[1])
+        order.append(best[1])
+        bound |= {v for v in best[1].variables() if v.name != "_"}
+    return order
+
+
+def _fresh_name(n: int, universe: set) -> str:
+    """``new1``, ``new2``…: readable, numbered in order of appearance, never an existing constant."""
+    name = f"new{n}"
+    while name in universe:
+        name += "_"
+    return name
+
+

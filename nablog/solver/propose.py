@@ -1,0 +1,238 @@
+"""Answer a view-update request: relevant candidates, minimal change sets, verified realizations.
+
+>>> from nablog.lang import parse
+>>> from nablog.engines import PythonEngine
+>>> program = parse("p(X) :- q(X), not r(X). q(1). r(1).")
+>>> from nablog.lang import separate_facts
+>>> rules, facts = separate_facts(program)
+>>> proposal = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).")
+>>> proposal.status, [str(r.changes.lines()) for r in proposal]
+('complete', ["['-r(1)']"])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Set
+from typing import Iterable, Mapping
+
+from ..engines import PythonEngine
+from ..engines.lookup import ModelIndex
+from ..engines.violations import find_violations
+from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key
+from .asp import AspProblem
+from .ground import Bounds, GroundAtom, Relevance
+from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
+from .request import Request, parse_request
+
+CANDIDATE_POLICIES = ("attribute", "herbrand")
+METHODS = ("asp",)
+
+
+def propose(
+    rules: Program,
+    facts: Mapping[str, Set],
+    model: Mapping[str, Set],
+    request: Request | str,
+    *,
+    method: str = "asp",
+    limit: int | None = None,
+    timeout: float | None = None,
+    candidates: str = "attribute",
+    max_fresh: int = 2,
+    protect: Iterable[str | Atom] = (),
+    max_rounds: int = 20,
+) -> Proposal:
+    """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
+
+    Parameters
+    ----------
+    rules : Program
+        The database's rules and constraints (facts separated out, see ``separate_facts``).
+    facts, model : mappings
+        Base facts and the current perfect model (python engine's or any engine's).
+    request : Request or str
+        Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
+    method : str
+        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates.
+    limit : int, optional
+        Stop after this many realizations (status ``bounded``).
+    timeout : float, optional
+        Seconds for the search (status ``timeout``, with what was found so far).
+    candidates : str
+        Values for existential variables: ``"attribute"`` (values already in the attribute
+        positions the variable meets) or ``"herbrand"`` (every constant), plus fresh constants.
+    max_fresh : int
+        At most this many fresh constants (``new1``, ``new2``, …).
+    protect : relation names or atoms
+        Base relations or facts that must not change (seed 003's immutable part), on top of the
+        program's ``#protect`` declarations.
+    """
+    start = time.monotonic()
+    if method not in METHODS:
+        raise NablogError(f"unknown view-update method {method!r}", hint="choose one of " + ", ".join(METHODS))
+    if candidates not in CANDIDATE_POLICIES:
+        raise NablogError(f"unknown candidate policy {candidates!r}", hint="choose attribute or herbrand")
+    if max_fresh < 0:
+        raise NablogError("max_fresh must be 0 or more", hint="give the number of new constants allowed")
+    if isinstance(request, str):
+        request = parse_request(request)
+    check_request(rules, model, request)
+    split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
+    if _holds(model, request):
+        return Proposal(request, "complete", [Realization((), ())], "the request already holds: nothing to change")
+
+    index = ModelIndex(model)
+    base = (set(rules.signatures) | set(facts)) - set(rules.derived)
+    protected = _protections(rules, protect, split)
+    universe = set(rules.constants())
+    for rows in facts.values():
+        for row in rows:
+            universe.update(row)
+    for _, a in request.atoms():
+        universe.update(a.args)
+    engine = PythonEngine()
+    violated = [(v.constraint, b) for v in find_violations(rules, model, engine) for b in v.bindings]
+    relevance = Relevance(
+        rules,
+        model,
+        base,
+        index=index,
+        herbrand=candidates == "herbrand",
+        bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
+        protect=protected,
+        universe=universe,
+    )
+    problem = relevance.solve([_ground(a) for a in request.insert], [_ground(a) for a in request.delete], violated)
+    if problem.fixed_conflicts:
+        return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
+
+    asp = AspProblem(problem)
+    remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+    verifier = Verifier(rules, model, request)
+    found: dict[tuple, Realization] = {}
+    status = "complete"
+
+    def accept(change_set: frozenset[int]) -> bool:
+        changes = [problem.candidates[k] for k in sorted(change_set)]
+        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
+        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
+        insert, delete, fresh = canonical(insert, delete, problem.fresh)
+        key = (insert, delete)
+        if key in found:
+            return True
+        new_model = verifier.realizes(insert, delete)
+        if new_model is None or not verifier.minimal(insert, delete):
+            raise AssertionError(f"the solver proposed a change set that does not verify: +{insert} -{delete}")
+        found[key] = Realization(
+            sorted_atoms(map(_user_atom, insert)),
+            sorted_atoms(map(_user_atom, delete)),
+            verifier.side_effects(new_model),
+            fresh,
+            "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
+        )
+        return limit is None or len(found) < limit
+
+    enumeration = asp.enumerate(accept, timeout=remaining)
+    realizations = sorted(found.values(), key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+    if enumeration.status == "timeout":
+        status = "timeout"
+    elif enumeration.status == "stopped" or problem.bounded:
+        status = "bounded"
+    message, reasons = _message(realizations, status, problem, enumeration)
+    return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+
+
+def _message(realizations, status, problem, enumeration) -> tuple[str, list[str]]:
+    n = len(realizations)
+    if n:
+        text = f"{n} minimal realization" + ("" if n == 1 else "s")
+    elif enumeration.core:
+        text = "no realization: the request contradicts " + ", ".join(c for c in enumeration.core if not c.startswith("request"))
+        if all(c.startswith("request") for c in enumeration.core):
+            text = "no realization: no change of base facts within the candidates makes the request hold"
+    else:
+        text = "no realization"
+    if status == "bounded":
+        text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
+        if not n:
+            text += "; no finite realization was found within the bounds"
+    elif status == "timeout":
+        text += " (timeout: the search was stopped; these are the realizations found so far)"
+    return text, list(enumeration.core)
+
+
+def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: list[str]):
+    """Rename fresh constants in order of first appearance, so that realizations differing only in
+    the names of their new constants coincide."""
+    fresh = set(fresh_names)
+    if not fresh:
+        return sorted_atoms(insert), sorted_atoms(delete), ()
+
+    def anonymous_key(a: Atom):
+        return (a.pred, tuple((2, "") if v in fresh else constant_sort_key(v) for v in a.args))
+
+    order: list[str] = []
+    for a in sorted(insert, key=anonymous_key) + sorted(delete, key=anonymous_key):
+        for v in a.args:
+            if v in fresh and v not in order:
+                order.append(v)
+    renaming = {old: fresh_names[i] for i, old in enumerate(order)}
+
+    def rename(a: Atom) -> Atom:
+        return Atom(a.pred, tuple(renaming.get(v, v) if isinstance(v, str) else v for v in a.args))
+
+    return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order)
+
+
+def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:
+    """Every request atom names a known predicate with the right arity."""
+    arities = dict(rules.signatures)
+    for pred, rows in model.items():
+        if pred not in arities and len(rows):
+            arities[pred] = len(next(iter(rows)))
+    for sign, atom in request.atoms():
+        if atom.pred not in arities:
+            import difflib
+
+            close = difflib.get_close_matches(atom.pred, [p for p in arities if not p.startswith(SPLIT_PREFIX)], n=1)
+            raise QueryError(
+                f"unknown predicate {atom.pred}/{atom.arity} in the request",
+                atom.loc,
+                f"did you mean {close[0]}?" if close else "request facts of predicates the database has",
+            )
+        if arities[atom.pred] != atom.arity:
+            raise QueryError(
+                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the request gives {atom.arity} argument"
+                + ("" if atom.arity == 1 else "s"),
+                atom.loc,
+                f"write {atom.pred} with {arities[atom.pred]} arguments",
+            )
+
+
+def _holds(model: Mapping[str, Set], request: Request) -> bool:
+    return all(tuple(a.args) in model.get(a.pred, ()) for a in request.insert) and not any(
+        tuple(a.args) in model.get(a.pred, ()) for a in request.delete
+    )
+
+
+def _ground(atom: Atom) -> GroundAtom:
+    return (atom.pred, tuple(atom.args))
+
+
+def _user_atom(atom: Atom) -> Atom:
+    """Stored facts of a split predicate are shown under the predicate's own name."""
+    if atom.pred.startswith(SPLIT_PREFIX):
+        return Atom(atom.pred[len(SPLIT_PREFIX):], atom.args)
+    return atom
+
+
+def _protections(rules: Program, protect: Iterable[str | Atom], split: set[str]) -> list:
+    out: list = []
+    for p in list(rules.protected) + list(protect):
+        if isinstance(p, str):
+            out.append(SPLIT_PREFIX + p if p in split else p)
+        else:
+            pred = SPLIT_PREFIX + p.pred if p.pred in split else p.pred
+            out.append((pred, tuple(p.args)))
+    return out

@@ -1,0 +1,221 @@
+"""Realizations and proposals: what a view-update answer holds, how it prints, and how it is verified.
+
+A realization (seed 002, Def. 7) is a set of base-fact insertions and deletions after which the
+request holds and every constraint holds; nablog only shows subset-minimal ones. Its side effects
+are the induced update (seed 002, Def. 2) on the views other than the requested change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+from ..engines import PythonEngine
+from ..engines.violations import VIOLATION_PREFIX, find_violations
+from ..lang import SPLIT_PREFIX, Atom, Program, constant_sort_key
+from .request import Request
+
+
+def atom_key(atom: Atom) -> tuple:
+    return (atom.pred, tuple(constant_sort_key(v) for v in atom.args))
+
+
+def sorted_atoms(atoms) -> tuple[Atom, ...]:
+    return tuple(sorted(atoms, key=atom_key))
+
+
+@dataclass(frozen=True)
+class Update:
+    """Ground atoms that appear (``insert``) and disappear (``delete``)."""
+
+    insert: tuple[Atom, ...] = ()
+    delete: tuple[Atom, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.insert or self.delete)
+
+    def __len__(self) -> int:
+        return len(self.insert) + len(self.delete)
+
+    def to_json(self) -> dict:
+        return {"insert": [str(a) for a in self.insert], "delete": [str(a) for a in self.delete]}
+
+    def lines(self) -> list[str]:
+        return [f"+{a}" for a in self.insert] + [f"-{a}" for a in self.delete]
+
+
+@dataclass(frozen=True)
+class Realization:
+    """Base-fact changes realizing a request, with their side effects on the views.
+
+    ``fresh`` names the new constants the realization invents (for existential variables,
+    seed 002 §4.1); the user may replace them by real values before applying it.
+    """
+
+    insert: tuple[Atom, ...]
+    delete: tuple[Atom, ...]
+    side_effects: Update = Update()
+    fresh: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def size(self) -> int:
+        return len(self.insert) + len(self.delete)
+
+    @property
+    def changes(self) -> Update:
+        return Update(self.insert, self.delete)
+
+    def explain(self) -> str:
+        """A readable account: the changes, their side effects and why the realization was chosen."""
+        out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
+        out += [f"  {line}" for line in self.changes.lines()] or ["  (none)"]
+        if self.side_effects:
+            out.append("side effects on views:")
+            out += [f"  {line}" for line in self.side_effects.lines()]
+        else:
+            out.append("no side effects on other views")
+        if self.fresh:
+            out.append("new constants: " + ", ".join(self.fresh) + " (replace them by real values when applying)")
+        if self.reason:
+            out.append(self.reason)
+        return "\n".join(out)
+
+    def to_json(self) -> dict:
+        return {
+            "insert": [str(a) for a in self.insert],
+            "delete": [str(a) for a in self.delete],
+            "side_effects": self.side_effects.to_json(),
+            "fresh": list(self.fresh),
+        }
+
+    def substitute(self, values: Mapping[str, object]) -> "Realization":
+        """The same changes with fresh constants replaced by the given values."""
+
+        def sub(a: Atom) -> Atom:
+            return Atom(a.pred, tuple(values.get(v, v) if isinstance(v, str) else v for v in a.args))
+
+        return Realization(
+            sorted_atoms(map(sub, self.insert)),
+            sorted_atoms(map(sub, self.delete)),
+            Update(sorted_atoms(map(sub, self.side_effects.insert)), sorted_atoms(map(sub, self.side_effects.delete))),
+            tuple(f for f in self.fresh if f not in values),
+            self.reason,
+        )
+
+
+@dataclass
+class Proposal:
+    """The answer to a request: a status, the realizations found, and a message.
+
+    ``status`` is ``complete`` (every minimal realization within the candidate policy is listed),
+    ``bounded`` (a bound — ``limit``, ``max_fresh``, rounds — cut the search: there may be more,
+    or realizations needing more new constants), or ``timeout``. When there is no realization,
+    ``reasons`` names a minimal set of constraints, protected facts and request atoms that
+    together exclude every change.
+    """
+
+    request: Request
+    status: str
+    realizations: list[Realization] = field(default_factory=list)
+    message: str = ""
+    reasons: list[str] = field(default_factory=list)
+    candidates: int = 0
+
+    def __iter__(self) -> Iterator[Realization]:
+        return iter(self.realizations)
+
+    def __len__(self) -> int:
+        return len(self.realizations)
+
+    def __getitem__(self, i: int) -> Realization:
+        return self.realizations[i]
+
+    def to_json(self) -> dict:
+        out = {"status": self.status, "realizations": [r.to_json() for r in self.realizations]}
+        if self.message:
+            out["message"] = self.message
+        if self.reasons:
+            out["reasons"] = self.reasons
+        return out
+
+
+def is_internal(pred: str) -> bool:
+    return pred.startswith((SPLIT_PREFIX, VIOLATION_PREFIX))
+
+
+class Verifier:
+    """Re-evaluates the database a change set produces with the python engine (DESIGN: every
+    realization is verified before it is shown)."""
+
+    def __init__(self, rules: Program, model: Mapping[str, Set], request: Request):
+        self.rules = rules
+        self.model = model
+        self.request = request
+        self.engine = PythonEngine()
+
+    def new_model(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
+        return self.engine.update(self.rules, self.model, insert=_facts(insert), delete=_facts(delete))
+
+    def realizes(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
+        """The new model when the changes realize the request with every constraint holding, else None."""
+        model = self.new_model(insert, delete)
+        for atom in self.request.insert:
+            if tuple(atom.args) not in model.get(atom.pred, ()):
+                return None
+        for atom in self.request.delete:
+            if tuple(atom.args) in model.get(atom.pred, ()):
+                return None
+        if find_violations(self.rules, model, self.engine):
+            return None
+        return model
+
+    def minimal(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], exhaustive_up_to: int = 6) -> bool:
+        """No proper subset of the changes is a realization: every subset when there are at most
+        ``exhaustive_up_to`` changes, else every subset with one change fewer."""
+        changes = [("+", a) for a in insert] + [("-", a) for a in delete]
+        n = len(changes)
+        if n == 0:
+            return True
+        if n <= exhaustive_up_to:
+            masks = range((1 << n) - 1)
+        else:
+            masks = [((1 << n) - 1) ^ (1 << i) for i in range(n)]
+        for mask in masks:
+            subset = [changes[i] for i in range(n) if mask >> i & 1]
+            ins = tuple(a for s, a in subset if s == "+")
+            dele = tuple(a for s, a in subset if s == "-")
+            if self.realizes(ins, dele) is not None:
+                return False
+        return True
+
+    def side_effects(self, new_model) -> Update:
+        """The induced update on derived predicates, without the requested atoms themselves."""
+        inserted, deleted = [], []
+        requested = set(self.request.insert) | set(self.request.delete)
+        for pred in sorted(set(self.rules.derived)):
+            if is_internal(pred):
+                continue
+            old, new = self.model.get(pred, set()), new_model.get(pred, set())
+            inserted += [Atom(pred, row) for row in _difference(new, old)]
+            deleted += [Atom(pred, row) for row in _difference(old, new)]
+        inserted = [a for a in inserted if a not in requested]
+        deleted = [a for a in deleted if a not in requested]
+        return Update(sorted_atoms(inserted), sorted_atoms(deleted))
+
+
+def _difference(a: Set, b: Set) -> list[tuple]:
+    from ..engines.encoding import EncodedRelation
+    from ..engines.python import difference
+
+    if isinstance(a, EncodedRelation) and isinstance(b, EncodedRelation) and a.dictionary is b.dictionary and a.arity == b.arity:
+        return list(difference(a, b))
+    return [row for row in a if row not in b]
+
+
+def _facts(atoms: tuple[Atom, ...]) -> dict[str, set[tuple]]:
+    out: dict[str, set[tuple]] = {}
+    for a in atoms:
+        out.setdefault(a.pred, set()).add(tuple(a.args))
+    return out

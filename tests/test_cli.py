@@ -1,0 +1,127 @@
+"""The `nablog` command: exact outputs, JSON formats and exit statuses."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nablog.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "nablog" / "examples"
+CHAIRS = str(EXAMPLES / "chairs.lp")
+PATHS = str(EXAMPLES / "paths.lp")
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_query_json_prints_the_derived_relations(capsys):
+    status, out, err = run(capsys, "query", PATHS, "--json")
+    assert status == 0 and err == ""
+    assert json.loads(out) == {
+        "aux": [],
+        "h": [[1, 3]],
+        "ic1": [[]],
+        "ic2": [[]],
+        "p": [[1, 2], [1, 3], [1, 4], [2, 3]],
+    }
+
+
+def test_query_json_with_an_atom_prints_matching_rows(capsys):
+    status, out, _ = run(capsys, "query", CHAIRS, "staff_chair(X, matthias)", "--json")
+    assert status == 0
+    assert json.loads(out) == [["aravindan", "matthias"], ["delhibabu", "matthias"]]
+
+
+def test_query_table(capsys):
+    status, out, _ = run(capsys, "query", CHAIRS, "staff_chair(X, Y)")
+    assert status == 0
+    assert out == "staff_chair (2 rows)\n  aravindan  matthias\n  delhibabu  matthias\n\n"
+
+
+@pytest.mark.parametrize("engine", ["python", "clingo"])
+def test_query_engines_agree(capsys, engine):
+    _, out, _ = run(capsys, "query", PATHS, "--json", "--engine", engine)
+    assert json.loads(out)["p"] == [[1, 2], [1, 3], [1, 4], [2, 3]]
+
+
+def test_check_consistent(capsys):
+    status, out, _ = run(capsys, "check", CHAIRS)
+    assert (status, out) == (0, "consistent: 2 constraints hold\n")
+
+
+def test_check_reports_violations_and_exits_1(capsys, tmp_path):
+    extra = tmp_path / "more.lp"
+    extra.write_text("group_chair(infor1, gerhard).\n")
+    status, out, _ = run(capsys, "check", CHAIRS, str(extra), "--json")
+    assert status == 1
+    assert json.loads(out) == {
+        "consistent": False,
+        "violations": [
+            {
+                "constraint": "one_chair_per_group",
+                "count": 2,
+                "witnesses": [
+                    ["group_chair(infor1, gerhard)", "group_chair(infor1, matthias)"],
+                    ["group_chair(infor1, matthias)", "group_chair(infor1, gerhard)"],
+                ],
+            },
+            {
+                "constraint": "one_group_per_chair",
+                "count": 2,
+                "witnesses": [
+                    ["group_chair(infor1, gerhard)", "group_chair(infor2, gerhard)"],
+                    ["group_chair(infor2, gerhard)", "group_chair(infor1, gerhard)"],
+                ],
+            },
+        ],
+    }
+
+
+def test_check_table_names_unnamed_denials_and_failed_requirements(capsys, tmp_path):
+    program = tmp_path / "p.lp"
+    program.write_text("e(1, 1).\n:- e(X, X).\nok :- e(2, _).\n#require ok.\n")
+    status, out, _ = run(capsys, "check", str(program))
+    assert status == 1
+    assert out == (
+        "inconsistent: 2 of 2 constraints violated\n\n"
+        f"{program}:2: 1 violation\n  :- e(X, X).\n    e(1, 1)\n\n"
+        "ok: 1 violation\n  #require ok.\n    (the required atom does not hold)\n\n"
+    )
+
+
+def test_user_errors_exit_2_with_the_message_on_stderr(capsys, tmp_path):
+    program = tmp_path / "bad.lp"
+    program.write_text("p(X) :- q(Y).\n")
+    status, out, err = run(capsys, "query", str(program))
+    assert status == 2 and out == ""
+    assert err.startswith(f"error: unsafe rule: variable X in the head does not occur in a positive body literal\n  --> {program}:1:3\n")
+
+
+def test_unknown_predicate_in_a_query_exits_2(capsys):
+    status, _, err = run(capsys, "query", CHAIRS, "staff_char(X, Y)")
+    assert status == 2
+    assert err.splitlines()[0] == "error: unknown predicate staff_char/2 in the query"
+    assert err.splitlines()[-1] == "hint: did you mean staff_chair?"
+
+
+def test_explain_prints_strata_and_writes_dot(capsys, tmp_path):
+    dot = tmp_path / "deps.dot"
+    status, out, _ = run(capsys, "explain", PATHS, "--dot", str(dot))
+    assert status == 0
+    assert out.startswith("strata:\n  0: aux, e, ic1, p\n  1: h, ic2\n")
+    assert "  p -> p\n" in out and "  aux -> ic2  (negative)\n" in out
+    text = dot.read_text()
+    assert text.startswith("digraph dependencies {") and '"aux" -> "ic2" [style=dashed, label="not"];' in text
+
+
+def test_version_and_help_run_as_a_real_process():
+    done = subprocess.run([sys.executable, "-m", "nablog.cli", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("nablog ")
+    done = subprocess.run([sys.executable, "-m", "nablog.cli", "query", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "--engine" in done.stdout
