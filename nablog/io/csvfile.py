@@ -1,0 +1,377 @@
+"""CSV files: one relation per file, typed fields, a header row detected or forced, atomic rewrite.
+
+Reading
+    Files are UTF-8 (a leading byte-order mark is skipped and written back), comma-separated,
+    with ``"`` quoting as the :mod:`csv` module reads it (strict: text after a closing quote is
+    an error). Blank lines are skipped. Rows are numbered by the line they start on, the header
+    being row 1, so "row 7" is line 7 in an editor.
+
+Values
+    An *unquoted* field that is an integer and prints back the same (``str(int(s)) == s``:
+    ``12``, ``-3``, ``0``, but not ``00260881``, ``+5``, ``1.0``, `` 7``, ``-0``) is an ``int``.
+    Every other field is a ``str`` exactly as written; an empty field is ``""``. A *quoted*
+    field is always a string: ``"12"`` is the string ``"12"``. That is how the writer keeps a
+    string that looks like an integer apart from the integer, so every relation round-trips.
+
+Header rule (``header=None``)
+    The first row is a header when all of these hold, judged on it and the (up to 1000) rows
+    that follow it with the same width:
+
+    1. none of its fields is an integer, and its non-empty fields are pairwise different;
+    2. no column *votes data*: a column votes data when the first row's field occurs again
+       further down the same column (column names do not repeat as values);
+    3. some column *votes header*: its first-row field is non-empty and either
+       (a) every non-empty value below it is *numeric-like* (has a digit and no letter:
+       ``12``, ``00260881``, ``5.3``, ``744-9007``, ``1964-09-09``) while the first-row field
+       is not, or
+       (b) at least two non-empty values below it all have one *shape* and the first-row
+       field's shape differs. A shape writes each run of upper-case letters as ``A``, of other
+       letters as ``a``, of digits as ``9``, and keeps other characters: ``AL`` and ``GR``
+       are ``A``, ``Country`` is ``Aa``, ``first_name`` is ``a_a``.
+
+    So ``f_name,l_name,...,zip,...`` over rows with integer and zip-code columns is a header,
+    and so is ``code,country / AL,Albania / GR,Greece``; ``alice,bob / bob,carol /
+    carol,dave`` is data. A file that gives no evidence (``Lake,Island / Arresø,Seeland /
+    Lough Neagh,Ireland``: names over names) is read as data, and so is a file of one row
+    without integers (a lone header looks like a lone row). Force ``header=True`` for such
+    files, and ``header=False`` to be sure a file without header is read as data. A
+    :class:`CsvFile` remembers what it found or was told, so writing and reading again through
+    the same object never changes its mind; a new object (a new session) judges the file
+    again, which matters for string-only files: pass ``header`` explicitly for those.
+
+Writing
+    The file is rewritten with a header only if it had one (a new file gets ``c0,c1,...`` only
+    when ``header=True`` was given), then the rows sorted column by column (integers first,
+    strings by code point). Integers are written as digits; a string is quoted when the
+    :mod:`csv` module would quote it (it contains ``,``, ``"``, CR or LF, or it is the only,
+    empty, field of its row) or when it would otherwise read back as an integer. The line ending
+    of the old file (``\\n`` or ``\\r\\n``) is kept; new files use ``\\n``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from ..lang import Constant, DataError, Facts
+from .base import (
+    FactSource,
+    PendingFile,
+    Rows,
+    is_int_text,
+    located_error,
+    normalize_changes,
+    prepare_file,
+    read_text,
+    row_width,
+    sorted_rows,
+    text_to_constant,
+)
+
+HEADER_SAMPLE = 1000
+"""How many rows after the first one the header rule looks at."""
+
+_SHAPE_VOTE_MIN = 2
+
+
+@dataclass
+class CsvTable:
+    """The contents of a CSV file and what its rewrite must keep: header, line ending, BOM."""
+
+    rows: Rows
+    header: list[str] | None
+    width: int | None
+    newline: str = "\n"
+    bom: bool = False
+
+
+@dataclass
+class _Record:
+    row: int  # the line the record starts on
+    values: list[Constant]
+    texts: list[str]
+    raw: str
+
+
+def read_csv(path: Path, header: bool | None = None) -> CsvTable:
+    """Read a CSV file into typed rows; ``header`` forces (True/False) or detects (None) a header row.
+
+    Raises DataError naming the file (and the row) when the file cannot be read or a row is
+    malformed or has the wrong number of fields.
+    """
+    text = read_text(path)
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    first_end = text.find("\n")
+    newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+    records = _records(path, text)
+    first = next(records, None)
+    if first is None:
+        return CsvTable(set(), None, None, newline, bom)
+    ahead = list(itertools.islice(records, HEADER_SAMPLE))
+    width = len(first.values)
+    if header is None:
+        header = _detect_header(first, [r for r in ahead if len(r.values) == width])
+    header_fields = list(first.texts) if header else None
+    rows: Rows = set()
+    if not header:
+        rows.add(tuple(first.values))
+    for rec in itertools.chain(ahead, records):
+        if len(rec.values) != width:
+            raise _width_error(path, rec, width, header_fields is not None)
+        rows.add(tuple(rec.values))
+    return CsvTable(rows, header_fields, width, newline, bom)
+
+
+def _detect_header(first: _Record, sample: list[_Record]) -> bool:
+    """Apply the header rule of this module's docstring to the first row and the rows below it."""
+    if any(isinstance(v, int) for v in first.values):
+        return False
+    named = [t for t in first.texts if t != ""]
+    if len(set(named)) != len(named):
+        return False
+    votes = False
+    for j, head in enumerate(first.texts):
+        if head == "":
+            continue
+        below = [r.texts[j] for r in sample]
+        if head in below:
+            return False
+        values = [t for t in below if t != ""]
+        if values and all(_numeric_like(t) for t in values) and not _numeric_like(head):
+            votes = True
+        shapes = {_shape(t) for t in values}
+        if len(values) >= _SHAPE_VOTE_MIN and len(shapes) == 1 and _shape(head) not in shapes:
+            votes = True
+    return votes
+
+
+def _numeric_like(text: str) -> bool:
+    return any(c.isdigit() for c in text) and not any(c.isalpha() for c in text)
+
+
+def _shape(text: str) -> str:
+    """Runs of upper-case letters as A, other letters as a, digits as 9; other characters kept.
+
+    >>> [_shape(t) for t in ["AL", "Country", "first_name", "744-9007", "Ελληνική"]]
+    ['A', 'Aa', 'a_a', '9-9', 'Aa']
+    """
+    out: list[str] = []
+    for c in text:
+        kind = "A" if c.isupper() else "a" if c.isalpha() else "9" if c.isdigit() else c
+        if not out or out[-1] != kind or kind not in "Aa9":
+            out.append(kind)
+    return "".join(out)
+
+
+def _records(path: Path, text: str) -> Iterator[_Record]:
+    """The non-blank records of a CSV text, typed, each with its first line number and raw text."""
+    consumed: list[str] = []
+
+    def lines() -> Iterator[str]:
+        # newline="" keeps line endings (and CR inside quoted fields) as written, as csv needs.
+        for line in io.StringIO(text, newline=""):
+            consumed.append(line)
+            yield line
+
+    reader = csv.reader(lines(), strict=True)
+    last_line = 0
+    while True:
+        consumed.clear()
+        start = last_line + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raw = "".join(consumed)
+            raise located_error(
+                f"malformed CSV in row {start} of {path.name}: {e}",
+                f"{path}, row {start}",
+                'a quoted field ends at its closing quote, followed by "," or the line end; write a quote inside a quoted field as ""',
+                _first_line(raw),
+                start,
+            ) from None
+        last_line = reader.line_num
+        if not fields:
+            continue
+        raw = "".join(consumed)
+        quoted = _quoted_fields(raw) if '"' in raw else None
+        if quoted is not None and len(quoted) != len(fields):
+            quoted = None  # cannot happen for text the csv module accepted; read values as unquoted
+        values: list[Constant] = [
+            f if quoted is not None and quoted[i] else text_to_constant(f) for i, f in enumerate(fields)
+        ]
+        yield _Record(start, values, fields, raw)
+
+
+def _quoted_fields(raw: str) -> list[bool]:
+    """For each field of one raw CSV record, whether it was written in quotes.
+
+    The csv module hides quoting; the record was already accepted by it in strict mode, so a
+    quote opens a field exactly when it is the field's first character.
+    """
+    body = raw.rstrip("\r\n")
+    flags: list[bool] = []
+    i, n = 0, len(body)
+    while True:
+        if i < n and body[i] == '"':
+            flags.append(True)
+            i += 1
+            while i < n:
+                if body[i] == '"':
+                    if i + 1 < n and body[i + 1] == '"':
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                i += 1
+        else:
+            flags.append(False)
+        comma = body.find(",", i)
+        if comma < 0:
+            return flags
+        i = comma + 1
+
+
+def _first_line(raw: str) -> str:
+    return raw.splitlines()[0] if raw else ""
+
+
+def _width_error(path: Path, rec: _Record, width: int, has_header: bool) -> DataError:
+    got = len(rec.values)
+    like = "the header" if has_header else "the first row"
+    return located_error(
+        f"row {rec.row} of {path.name} has {got} field{'s' if got != 1 else ''}, expected {width}",
+        f"{path}, row {rec.row}",
+        f'every row needs {width} field{"s" if width != 1 else ""}, like {like}; quote a field that contains a comma: "a,b"',
+        _first_line(rec.raw),
+        rec.row,
+    )
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def format_field(value: Constant, alone: bool = False) -> str:
+    """One CSV field: integers as digits; strings quoted when needed to read back the same string.
+
+    >>> [format_field(v) for v in [12, "12", "a,b", 'a"b', "New York", ""]]
+    ['12', '"12"', '"a,b"', '"a""b"', 'New York', '']
+    >>> format_field("", alone=True)
+    '""'
+    """
+    if isinstance(value, int):
+        return str(value)
+    if (alone and value == "") or is_int_text(value) or any(c in value for c in ',"\r\n'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def format_csv(rows: Iterable[tuple], header: list[str] | None, newline: str = "\n") -> str:
+    """The text of a CSV file holding ``rows`` (sorted) under an optional header."""
+    out: list[str] = []
+    if header is not None:
+        out.append(",".join(format_field(h, len(header) == 1) for h in header) + newline)
+    for row in sorted_rows(rows):
+        out.append(",".join(format_field(v, len(row) == 1) for v in row) + newline)
+    return "".join(out)
+
+
+def write_rows(f: BinaryIO, rows: Iterable[tuple], header: list[str] | None, newline: str, bom: bool) -> None:
+    """Write a CSV file's bytes to ``f``; the unit atomic replacement runs (and tests interrupt)."""
+    text = format_csv(rows, header, newline)
+    f.write((("\ufeff" if bom else "") + text).encode("utf-8"))
+
+
+class CsvFile(FactSource):
+    """One relation in one CSV file, named after the file (``edge.csv`` holds ``edge``).
+
+    ``header`` forces a header row (True), its absence (False), or detects it (None, see the
+    module docstring). Whatever was found is remembered: later loads and writes through this
+    object use it.
+    """
+
+    def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None):
+        self.location = Path(path)
+        self.relation = relation if relation is not None else self.location.stem
+        self.header = header
+        self._header_fields: list[str] | None = None
+        self._newline = "\n"
+        self._bom = False
+
+    def relations(self) -> list[str]:
+        return [self.relation] if self.location.exists() else []
+
+    def read(self) -> Rows:
+        """The rows of the file (remembering its header, line ending and byte-order mark)."""
+        table = read_csv(self.location, self.header)
+        self._remember(table)
+        return table.rows
+
+    def load(self, relations: Iterable[str] | None = None) -> Facts:
+        wanted = [self.relation] if relations is None else list(relations)
+        out: Facts = {name: set() for name in wanted if name != self.relation}
+        if self.relation in wanted:
+            out[self.relation] = self.read()
+        return out
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        new = normalize_changes(changes)
+        for name in new:
+            if name != self.relation:
+                raise DataError(
+                    f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
+                    where=str(self.location),
+                    hint="give a directory to store several relations, one CSV file each",
+                )
+        if self.relation in new:
+            pending = self.prepare(new[self.relation])
+            if pending is not None:
+                pending.commit()
+
+    def prepare(self, rows: Rows) -> PendingFile | None:
+        """Write the new contents to a temporary file; None when the file already holds ``rows``."""
+        blank = True  # no file yet, or an empty one: a forced header gets written
+        if self.location.exists():
+            table = read_csv(self.location, self.header)
+            self._remember(table)
+            if table.rows == rows:
+                return None
+            blank = table.width is None
+        elif not rows:
+            return None
+        width = row_width(self.relation, rows, self.location)
+        if width == 0:
+            raise DataError(
+                f"cannot store relation {self.relation} in {self.location}: CSV cannot hold a relation of arity 0",
+                where=str(self.location),
+                hint=f"write 0-ary facts like {self.relation}. in a .lp file",
+            )
+        header = self._header_fields
+        if header is None and self.header and blank:
+            header = [f"c{i}" for i in range(width or 0)]
+        if header is not None and width is not None and width != len(header):
+            raise DataError(
+                f"cannot store rows of width {width} in {self.location}: its header has {len(header)} columns",
+                where=str(self.location),
+                hint="the relation's arity must match the file's columns; remove the file to change it",
+            )
+        newline, bom = self._newline, self._bom
+        pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom))
+        self.header = header is not None
+        self._header_fields = header
+        return pending
+
+    def _remember(self, table: CsvTable) -> None:
+        self.header = table.header is not None if table.width is not None else self.header
+        self._header_fields = table.header
+        self._newline = table.newline
+        self._bom = table.bom
+

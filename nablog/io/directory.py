@@ -1,0 +1,111 @@
+"""A directory of facts: one CSV or Parquet file per relation, named after it (``edge.csv``, ``edge.parquet``).
+
+Files with other suffixes, hidden files (temporary files of an interrupted write among them) and
+subdirectories are ignored. A relation stored both as ``.csv`` and ``.parquet`` is a DataError.
+A relation written for the first time becomes a Parquet file when the directory holds Parquet
+files and no CSV files, a CSV file otherwise.
+
+A write prepares every changed file as a temporary file first and renames them into place
+only when all were written: a failure while writing leaves every file as it was. (Renaming
+several files is not one atomic step; each file is replaced atomically.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..lang import DataError, Facts
+from .base import (
+    FactSource,
+    PendingFile,
+    check_relation_name,
+    commit_all,
+    normalize_changes,
+)
+from .csvfile import CsvFile
+from .parquetfile import ParquetFile
+
+SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
+
+TableFile = CsvFile | ParquetFile
+
+
+class DirectorySource(FactSource):
+    """Relations as files in one directory; ``header`` applies to its CSV files (see :mod:`.csvfile`)."""
+
+    def __init__(self, path: str | Path, *, header: bool | None = None):
+        self.location = Path(path)
+        self.header = header
+        self._files: dict[str, TableFile] = {}
+
+    def _scan(self) -> dict[str, Path]:
+        if not self.location.is_dir():
+            raise DataError(
+                f"cannot read {self.location}: no such directory",
+                where=str(self.location),
+                hint="check the path",
+            )
+        found: dict[str, Path] = {}
+        for entry in sorted(self.location.iterdir()):
+            if entry.name.startswith(".") or entry.suffix.lower() not in SUFFIXES or not entry.is_file():
+                continue
+            name = entry.stem
+            if name in found:
+                raise DataError(
+                    f"relation {name} is stored twice in {self.location}: {found[name].name} and {entry.name}",
+                    where=str(self.location),
+                    hint="keep one file per relation; remove or rename the other",
+                )
+            found[name] = entry
+        return found
+
+    def _file(self, name: str, path: Path) -> TableFile:
+        # One object per file keeps what a CSV file's read found out (its header) for its write.
+        handler = self._files.get(name)
+        if handler is None or handler.location != path:
+            if SUFFIXES[path.suffix.lower()] == "csv":
+                handler = CsvFile(path, relation=name, header=self.header)
+            else:
+                handler = ParquetFile(path, relation=name)
+            self._files[name] = handler
+        return handler
+
+    def relations(self) -> list[str]:
+        return sorted(self._scan())
+
+    def load(self, relations: Iterable[str] | None = None) -> Facts:
+        files = self._scan()
+        wanted = sorted(files) if relations is None else list(relations)
+        out: Facts = {}
+        for name in wanted:
+            out[name] = self._file(name, files[name]).read() if name in files else set()
+        return out
+
+    def new_format(self) -> str:
+        """The format a new relation is written in: Parquet in a Parquet-only directory, else CSV."""
+        return _new_format(self._scan())
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        new = normalize_changes(changes)
+        files = self._scan()
+        pending: list[PendingFile] = []
+        try:
+            for name in sorted(new):
+                path = files.get(name)
+                if path is None:
+                    check_relation_name(name, self.location)
+                    path = self.location / f"{name}.{_new_format(files)}"
+                prepared = self._file(name, path).prepare(new[name])
+                if prepared is not None:
+                    pending.append(prepared)
+        except BaseException:
+            for p in pending:
+                p.discard()
+            raise
+        commit_all(pending)
+
+
+def _new_format(files: dict[str, Path]) -> str:
+    kinds = {SUFFIXES[p.suffix.lower()] for p in files.values()}
+    return "parquet" if kinds == {"parquet"} else "csv"

@@ -1,0 +1,211 @@
+"""Parquet files through pyarrow: one relation per file, columns in argument order, exact round trips.
+
+Reading
+    Integer columns (any width, signed or not) give ``int``; string columns (``string``,
+    ``large_string``, ``string_view``, dictionary-encoded strings) give ``str``; a column of type
+    ``struct<int: int64, str: string>`` is a *mixed* column (see below). A null reads as ``""``,
+    the same constant an empty CSV field gives. Any other column type (floating point, boolean,
+    timestamp, binary, ...) is a DataError naming the file and the column.
+
+Writing
+    Columns keep the file's names when the arity is unchanged; a new file names them
+    ``c0, c1, ...``. A column whose values are all integers is ``int64``, all strings
+    ``string``. A column holding both cannot be one Arrow primitive type, so it is written as
+    ``struct<int: int64, str: string>`` with exactly one field set per row: the integer ``5`` is
+    ``{int: 5, str: null}``, the string ``"5"`` is ``{int: null, str: "5"}``. That round-trips
+    exactly and stays readable by other tools (Spark, DuckDB and pandas read structs).
+    Integers beyond 64 bits are a DataError (keep them in CSV or ``.lp`` files). Rows are written
+    sorted, to a temporary file renamed over the old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from ..lang import Constant, DataError, Facts
+from .base import (
+    FactSource,
+    PendingFile,
+    Rows,
+    check_int64,
+    normalize_changes,
+    prepare_file,
+    read_bytes,
+    row_width,
+    sorted_rows,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+MIXED_FIELDS = ("int", "str")
+
+
+def _mixed_type() -> pa.DataType:
+    import pyarrow as pa
+
+    return pa.struct([(MIXED_FIELDS[0], pa.int64()), (MIXED_FIELDS[1], pa.string())])
+
+
+def read_parquet(path: Path) -> tuple[Rows, pa.Schema]:
+    """Read a Parquet file into rows of constants, with its schema; DataError naming the file on failure."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = read_bytes(path)
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as e:
+        raise DataError(
+            f"cannot read {path}: not a readable Parquet file ({e})",
+            where=str(path),
+            hint="check that the file is Parquet (or rename it after its format)",
+        ) from None
+    columns = [_column_values(path, table.schema.field(j), table.column(j)) for j in range(table.num_columns)]
+    if not columns:
+        return set(), table.schema
+    return set(zip(*columns)), table.schema
+
+
+def _column_values(path: Path, field: pa.Field, column: pa.ChunkedArray) -> list[Constant]:
+    import pyarrow.types as t
+
+    kind = field.type
+    if t.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+        kind = kind.value_type
+    if t.is_integer(kind) or t.is_string(kind) or t.is_large_string(kind) or _is_string_view(kind):
+        return ["" if v is None else v for v in column.to_pylist()]
+    if t.is_null(kind):
+        return [""] * len(column)
+    if t.is_struct(kind) and _is_mixed(kind):
+        out: list[Constant] = []
+        for v in column.to_pylist():
+            if v is None or (v["int"] is None and v["str"] is None):
+                out.append("")
+            else:
+                out.append(v["int"] if v["int"] is not None else v["str"])
+        return out
+    raise DataError(
+        f"column {field.name} of {path.name} has type {kind}, which holds no Datalog constants",
+        where=f"{path}, column {field.name}",
+        hint=f"nablog reads integer and string columns; cast {field.name} to int64 or string",
+    )
+
+
+def _is_string_view(kind: pa.DataType) -> bool:
+    import pyarrow.types as t
+
+    return bool(getattr(t, "is_string_view", lambda _: False)(kind))
+
+
+def _is_mixed(kind: pa.DataType) -> bool:
+    import pyarrow.types as t
+
+    names = tuple(kind.field(i).name for i in range(kind.num_fields))
+    if names != MIXED_FIELDS:
+        return False
+    a, b = kind.field(0).type, kind.field(1).type
+    return t.is_integer(a) and (t.is_string(b) or t.is_large_string(b))
+
+
+def arrow_table(name: str, rows: Rows, where: Path, names: list[str] | None = None, old: pa.Schema | None = None) -> pa.Table:
+    """The Arrow table a relation is written as: typed columns (int64, string or mixed struct), rows sorted."""
+    import pyarrow as pa
+
+    width = row_width(name, rows, where)
+    if width is None:
+        width = len(old) if old is not None else 0
+    if width == 0:
+        raise DataError(
+            f"cannot store relation {name} in {where}: Parquet cannot hold a relation of arity 0",
+            where=str(where),
+            hint=f"write 0-ary facts like {name}. in a .lp file",
+        )
+    if names is None or len(names) != width:
+        names = [f"c{i}" for i in range(width)]
+    ordered = sorted_rows(rows)
+    arrays = []
+    for j in range(width):
+        values = [r[j] for r in ordered]
+        ints = [v for v in values if isinstance(v, int)]
+        for v in ints:
+            check_int64(v, name, where, "Parquet")
+        if values and len(ints) == len(values):
+            arrays.append(pa.array(values, pa.int64()))
+        elif not ints and values:
+            arrays.append(pa.array(values, pa.string()))
+        elif values:
+            mixed = [{"int": v, "str": None} if isinstance(v, int) else {"int": None, "str": v} for v in values]
+            arrays.append(pa.array(mixed, _mixed_type()))
+        else:
+            arrays.append(pa.array([], _empty_type(old, j)))
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _empty_type(old: pa.Schema | None, j: int) -> pa.DataType:
+    # An empty relation keeps the column types it had, when they are types this module writes.
+    import pyarrow as pa
+
+    if old is not None and j < len(old):
+        kind = old.field(j).type
+        if kind in (pa.int64(), pa.string(), _mixed_type()):
+            return kind
+    return pa.string()
+
+
+def write_table(f: BinaryIO, table: pa.Table) -> None:
+    """Write a Parquet file's bytes to ``f``; the unit atomic replacement runs (and tests interrupt)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, f)
+
+
+class ParquetFile(FactSource):
+    """One relation in one Parquet file, named after the file (``edge.parquet`` holds ``edge``)."""
+
+    def __init__(self, path: str | Path, *, relation: str | None = None):
+        self.location = Path(path)
+        self.relation = relation if relation is not None else self.location.stem
+
+    def relations(self) -> list[str]:
+        return [self.relation] if self.location.exists() else []
+
+    def read(self) -> Rows:
+        """The rows of the file."""
+        return read_parquet(self.location)[0]
+
+    def load(self, relations: Iterable[str] | None = None) -> Facts:
+        wanted = [self.relation] if relations is None else list(relations)
+        out: Facts = {name: set() for name in wanted if name != self.relation}
+        if self.relation in wanted:
+            out[self.relation] = self.read()
+        return out
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        new = normalize_changes(changes)
+        for name in new:
+            if name != self.relation:
+                raise DataError(
+                    f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
+                    where=str(self.location),
+                    hint="give a directory to store several relations, one Parquet file each",
+                )
+        if self.relation in new:
+            pending = self.prepare(new[self.relation])
+            if pending is not None:
+                pending.commit()
+
+    def prepare(self, rows: Rows) -> PendingFile | None:
+        """Write the new contents to a temporary file; None when the file already holds ``rows``."""
+        old = None
+        if self.location.exists():
+            current, old = read_parquet(self.location)
+            if current == rows:
+                return None
+        elif not rows:
+            return None
+        table = arrow_table(self.relation, rows, self.location, old.names if old is not None else None, old)
+        return prepare_file(self.location, lambda f: write_table(f, table))

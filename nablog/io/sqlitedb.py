@@ -1,0 +1,310 @@
+"""SQLite databases: each table a relation (columns in table order), changes written in one transaction.
+
+Reading
+    Every table (``sqlite_*`` internal tables excepted) is a relation. INTEGER values are
+    ``int``, TEXT values ``str``, and NULL reads as ``""`` (the constant an empty CSV field
+    gives). A REAL or BLOB value has no Datalog constant: it is a DataError naming the table,
+    the column and the rowid. The database is opened read-only for loading.
+
+Writing
+    :meth:`SqliteDatabase.write` runs one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction for all
+    relations given (rolled back on any error, so the database is all old or all new). For each
+    relation it deletes the stored rows that are not in the new set (by rowid) and inserts the
+    missing ones; rows already there are not touched (a stored NULL stays NULL). A relation
+    without a table gets ``CREATE TABLE name (c0, c1, ...)`` with no declared types, so SQLite
+    stores each value as given. An existing table's declared types matter: SQLite converts
+    values to the column's affinity (``"00260881"`` into an INTEGER column becomes 260881, ``5``
+    into a TEXT column becomes ``"5"``). A value that would not read back as written is a
+    DataError naming the table and column, raised before anything is changed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..lang import Constant, DataError, Facts
+from .base import (
+    FactSource,
+    Rows,
+    check_int64,
+    check_relation_name,
+    normalize_changes,
+    require_file,
+    row_width,
+)
+
+BUSY_TIMEOUT = 10.0
+"""Seconds to wait for another connection's write lock before reporting the database as busy."""
+
+
+def quote_identifier(name: str) -> str:
+    """An SQL identifier in double quotes.
+
+    >>> print(quote_identifier('a"b'))
+    "a""b"
+    """
+    return '"' + name.replace('"', '""') + '"'
+
+
+def affinity(declared: str) -> str:
+    """The affinity SQLite gives a column from its declared type (SQLite docs, "Datatypes", 3.1)."""
+    kind = declared.upper()
+    if "INT" in kind:
+        return "INTEGER"
+    if "CHAR" in kind or "CLOB" in kind or "TEXT" in kind:
+        return "TEXT"
+    if kind == "" or "BLOB" in kind:
+        return "BLOB"
+    if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
+        return "REAL"
+    return "NUMERIC"
+
+
+class _Table:
+    def __init__(self, name: str, columns: list[str], types: list[str], has_rowid: bool):
+        self.name = name
+        self.columns = columns
+        self.types = types
+        self.has_rowid = has_rowid
+
+
+class SqliteDatabase(FactSource):
+    """The tables of a SQLite database file as relations."""
+
+    def __init__(self, path: str | Path):
+        self.location = Path(path)
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        if readonly:
+            require_file(self.location)
+        uri = self.location.resolve().as_uri() + ("?mode=ro" if readonly else "?mode=rwc")
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as e:
+            conn.close()
+            raise self._error(e) from None
+        return conn
+
+    def _error(self, e: sqlite3.Error, table: str | None = None) -> DataError:
+        text = str(e)
+        if "not a database" in text:
+            return DataError(
+                f"cannot read {self.location}: not a SQLite database",
+                where=str(self.location),
+                hint="check the path, or rename the file after its format (.csv, .parquet, .lp)",
+            )
+        if "unable to open" in text:
+            return DataError(
+                f"cannot open {self.location}: {text}",
+                where=str(self.location),
+                hint="check the path and the permissions of the file and its directory",
+            )
+        if "locked" in text or "busy" in text:
+            return DataError(
+                f"cannot write {self.location}: the database is locked by another connection",
+                where=str(self.location),
+                hint="retry when the other program has finished writing",
+            )
+        where = f"{self.location}, table {table}" if table else str(self.location)
+        return DataError(f"SQLite error in {self.location}: {text}", where=where)
+
+    @staticmethod
+    def _tables(conn: sqlite3.Connection) -> list[str]:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    @staticmethod
+    def _table(conn: sqlite3.Connection, name: str) -> _Table:
+        info = conn.execute(f"PRAGMA table_info({quote_identifier(name)})").fetchall()
+        columns = [r[1] for r in info]
+        types = [r[2] or "" for r in info]
+        try:
+            conn.execute(f"SELECT rowid FROM {quote_identifier(name)} LIMIT 0")
+            has_rowid = True
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table
+            has_rowid = False
+        return _Table(name, columns, types, has_rowid)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def relations(self) -> list[str]:
+        if not self.location.exists():
+            return []
+        conn = self._connect(readonly=True)
+        try:
+            return self._tables(conn)
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        finally:
+            conn.close()
+
+    def load(self, relations: Iterable[str] | None = None) -> Facts:
+        conn = self._connect(readonly=True)
+        try:
+            tables = self._tables(conn)
+            wanted = tables if relations is None else list(relations)
+            out: Facts = {}
+            for name in wanted:
+                if name in tables:
+                    out[name] = set(self._read(conn, self._table(conn, name)))
+                else:
+                    out[name] = set()
+            return out
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        finally:
+            conn.close()
+
+    def _read(self, conn: sqlite3.Connection, table: _Table) -> dict[tuple, list[Any]]:
+        """Decoded row to the keys of the stored rows giving it (rowids, or raw rows without rowid)."""
+        columns = ", ".join(quote_identifier(c) for c in table.columns)
+        out: dict[tuple, list[Any]] = {}
+        if table.has_rowid:
+            cursor = conn.execute(f"SELECT rowid, {columns} FROM {quote_identifier(table.name)}")
+            for raw in cursor:
+                row = tuple(self._decode(table, raw[0], j, v) for j, v in enumerate(raw[1:]))
+                out.setdefault(row, []).append(raw[0])
+        else:
+            cursor = conn.execute(f"SELECT {columns} FROM {quote_identifier(table.name)}")
+            for n, raw in enumerate(cursor, 1):
+                row = tuple(self._decode(table, None, j, v, n) for j, v in enumerate(raw))
+                out.setdefault(row, []).append(raw)
+        return out
+
+    def _decode(self, table: _Table, rowid: int | None, j: int, value: Any, n: int = 0) -> Constant:
+        if isinstance(value, (int, str)):
+            return value
+        if value is None:
+            return ""
+        column = table.columns[j]
+        kind = "REAL" if isinstance(value, float) else "BLOB"
+        place = f"rowid {rowid}" if rowid is not None else f"row {n}"
+        raise DataError(
+            f"column {column} of table {table.name} holds the {kind} value {value!r}, which is not a Datalog constant",
+            where=f"{self.location}, table {table.name}, {place}",
+            hint=(
+                f"nablog reads INTEGER and TEXT values only; convert the column, "
+                f"e.g. UPDATE {table.name} SET {column} = CAST({column} AS TEXT)"
+            ),
+        )
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        new = normalize_changes(changes)
+        if not self.location.exists() and not any(new.values()):
+            return
+        for name, rows in new.items():
+            for row in rows:
+                for v in row:
+                    if isinstance(v, int):
+                        check_int64(v, name, self.location, "SQLite")
+        conn = self._connect(readonly=False)
+        try:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise self._error(e) from None
+            current: str | None = None
+            try:
+                tables = set(self._tables(conn))
+                for current in sorted(new):
+                    self._replace(conn, current, new[current], current in tables)
+                conn.execute("COMMIT")
+            except BaseException as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):
+                    raise self._error(e, current) from None
+                raise
+        finally:
+            conn.close()
+
+    def _replace(self, conn: sqlite3.Connection, name: str, rows: Rows, exists: bool) -> None:
+        width = row_width(name, rows, self.location)
+        if not exists:
+            if not rows:
+                return
+            check_relation_name(name, self.location)
+            if width == 0:
+                raise DataError(
+                    f"cannot store relation {name} in {self.location}: a table needs at least one column",
+                    where=str(self.location),
+                    hint=f"write 0-ary facts like {name}. in a .lp file",
+                )
+            columns = ", ".join(quote_identifier(f"c{i}") for i in range(width or 0))
+            conn.execute(f"CREATE TABLE {quote_identifier(name)} ({columns})")
+            insert_rows(conn, _Table(name, [f"c{i}" for i in range(width or 0)], [""] * (width or 0), True), rows)
+            return
+        table = self._table(conn, name)
+        if width is not None and width != len(table.columns):
+            raise DataError(
+                f"cannot store rows of width {width} in table {name}: it has {len(table.columns)} columns",
+                where=f"{self.location}, table {name}",
+                hint="the relation's arity must match the table's columns",
+            )
+        stored = self._read(conn, table)
+        delete = [key for row, keys in stored.items() if row not in rows for key in keys]
+        insert = [row for row in rows if row not in stored]
+        self._check_affinity(table, insert)
+        if table.has_rowid:
+            conn.executemany(f"DELETE FROM {quote_identifier(name)} WHERE rowid = ?", [(k,) for k in delete])
+        else:
+            match = " AND ".join(f"{quote_identifier(c)} IS ?" for c in table.columns)
+            conn.executemany(f"DELETE FROM {quote_identifier(name)} WHERE {match}", delete)
+        insert_rows(conn, table, insert)
+
+    def _check_affinity(self, table: _Table, rows: list[tuple]) -> None:
+        """Refuse values the columns' affinities would turn into something else."""
+        probe: sqlite3.Connection | None = None
+        try:
+            for j, (column, declared) in enumerate(zip(table.columns, table.types)):
+                kind = affinity(declared)
+                if kind == "BLOB":
+                    continue
+                values = {r[j] for r in rows}
+                ints = sorted(v for v in values if isinstance(v, int))
+                if kind in ("TEXT", "REAL") and ints:
+                    self._affinity_error(table, column, declared, ints[0])
+                strings = sorted(v for v in values if isinstance(v, str))
+                if kind == "TEXT" or not strings:
+                    continue
+                # Which text SQLite turns into a number is its own business: ask it.
+                if probe is None:
+                    probe = sqlite3.connect(":memory:")
+                probe.execute(f"CREATE TABLE p{j} (i INTEGER PRIMARY KEY, v {kind})")
+                probe.executemany(f"INSERT INTO p{j} (i, v) VALUES (?, ?)", list(enumerate(strings)))
+                changed = probe.execute(f"SELECT i, v FROM p{j} WHERE typeof(v) != 'text' ORDER BY i LIMIT 1").fetchone()
+                if changed is not None:
+                    self._affinity_error(table, column, declared, strings[changed[0]], changed[1])
+        finally:
+            if probe is not None:
+                probe.close()
+
+    def _affinity_error(self, table: _Table, column: str, declared: str, value: Constant, stored: Any = None) -> None:
+        if stored is None:
+            stored = str(value) if affinity(declared) == "TEXT" else float(value)
+        raise DataError(
+            f"cannot store {value!r} in column {column} of table {table.name}: "
+            f"SQLite would store it as {stored!r} (the column is declared {declared})",
+            where=f"{self.location}, table {table.name}",
+            hint=f"declare {column} without a type (or as BLOB) so SQLite keeps integers and strings as they are",
+        )
+
+
+def insert_rows(conn: sqlite3.Connection, table: _Table, rows: Iterable[tuple]) -> None:
+    """Insert rows into a table; the unit a write repeats per relation (and tests interrupt)."""
+    columns = ", ".join(quote_identifier(c) for c in table.columns)
+    marks = ", ".join("?" for _ in table.columns)
+    conn.executemany(f"INSERT INTO {quote_identifier(table.name)} ({columns}) VALUES ({marks})", rows)
