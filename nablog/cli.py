@@ -17,6 +17,7 @@ from typing import Sequence, TextIO
 from . import __version__
 from .database import Database, Violation
 from .engines import ENGINES
+from .solver import CANDIDATE_POLICIES
 from .lang import NablogError, format_constant, row_sort_key
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -76,6 +77,42 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
     query.set_defaults(run=run_query)
 
+    propose = commands.add_parser(
+        "propose",
+        help="every minimal set of base-fact changes that realizes a view update",
+        description="Propose every subset-minimal realization of REQUEST (ground atoms to insert, "
+        "+p(1,2)., and to delete, -q(a).): base-fact changes after which the request and every "
+        "constraint hold, with their side effects on the views.",
+    )
+    _add_database_options(propose, request=True)
+    _add_proposal_options(propose)
+    propose.add_argument("--json", action="store_true", help="print one JSON object")
+    propose.set_defaults(run=run_propose)
+
+    apply = commands.add_parser(
+        "apply",
+        help="propose, choose one realization and write it back atomically",
+        description="Propose the realizations of REQUEST, choose one (--pick N, or --interactive "
+        "at a terminal) and write its changes back to the files the facts came from. "
+        "'nablog undo' takes it back.",
+    )
+    _add_database_options(apply, request=True)
+    _add_proposal_options(apply)
+    how = apply.add_mutually_exclusive_group(required=True)
+    how.add_argument("--pick", type=int, metavar="N", help="apply realization N of the proposal (1 = first)")
+    how.add_argument("--interactive", action="store_true", help="browse the realizations and choose at the terminal")
+    apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3")
+    apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
+    apply.set_defaults(run=run_apply)
+
+    undo = commands.add_parser(
+        "undo",
+        help="take back the last applied change",
+        description="Undo the newest change written by 'nablog apply' for this database.",
+    )
+    _add_database_options(undo)
+    undo.set_defaults(run=run_undo)
+
     explain = commands.add_parser(
         "explain",
         help="show strata, components and the predicate dependency graph",
@@ -88,8 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False) -> None:
-    if atom:
+def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+    if request:
+        parser.add_argument("files", nargs="+", metavar="FILE REQUEST", help="program files (.lp, .dl), then the request, e.g. '+p(1). -q(a).'")
+    elif atom:
         parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
     else:
         parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
@@ -99,6 +138,14 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False) -
     header = parser.add_mutually_exclusive_group()
     header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
     header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
+
+
+def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=int, metavar="N", help="stop after N realizations")
+    parser.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
+    parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
+    parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
+    parser.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
 
 
 def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
@@ -139,6 +186,107 @@ def run_query(args: argparse.Namespace) -> int:
     else:
         for pred in derived:
             print_table(out, pred, sorted(model[pred], key=row_sort_key))
+    return 0
+
+
+def split_request(files: Sequence[str]) -> tuple[list[str], str]:
+    """Program files, then the request: every argument that starts with + or - and is not a file."""
+    programs = [f for f in files if not _is_request(f)]
+    request = " ".join(f for f in files if _is_request(f))
+    if not request:
+        raise NablogError("no request given", hint="write the request after the files, e.g. nablog propose db.lp '+p(1). -q(a).'")
+    return programs, request
+
+
+def _is_request(arg: str) -> bool:
+    return arg[:1] in "+-" and not Path(arg).exists()
+
+
+def _protections(args: argparse.Namespace) -> list:
+    from .lang import parse_atom
+
+    return [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
+
+
+def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None):
+    return db.propose(
+        request,
+        limit=args.limit if limit is None else limit,
+        timeout=args.timeout,
+        candidates=args.candidates,
+        max_fresh=args.max_fresh if max_fresh is None else max_fresh,
+        protect=_protections(args),
+    )
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    files, request = split_request(args.files)
+    db = open_database(args, files)
+    proposal = _propose(db, args, request)
+    if args.json:
+        json.dump(proposal.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_proposal(sys.stdout, proposal)
+    return 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    files, request = split_request(args.files)
+    db = open_database(args, files)
+    proposal = _propose(db, args, request)
+    if args.interactive:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise NablogError("--interactive needs a terminal", hint="choose without one: nablog apply ... --pick N (see nablog propose for the list)")
+        from .interactive import choose
+
+        def more(current):
+            limit = None if current.status != "bounded" or args.limit is None else 2 * max(len(current), args.limit)
+            return _propose(db, args, request, limit=limit, max_fresh=args.max_fresh + 1)
+
+        chosen = choose(proposal, more, input, sys.stdout)
+        if chosen is None:
+            print("nothing applied")
+            return 0
+    else:
+        if not proposal.realizations:
+            raise NablogError(proposal.message, hint="nothing to apply; see nablog propose for the reasons")
+        if not 1 <= args.pick <= len(proposal):
+            raise NablogError(
+                f"--pick {args.pick} is out of range: the proposal has {len(proposal)} realization" + ("" if len(proposal) == 1 else "s"),
+                hint="pick a number from 1 to " + str(len(proposal)),
+            )
+        chosen = proposal[args.pick - 1]
+        values = {}
+        for item in args.set:
+            name, sep, value = item.partition("=")
+            if not sep or name not in chosen.fresh:
+                raise NablogError(
+                    f"--set {item}: not a new constant of this realization",
+                    hint="its new constants are " + (", ".join(chosen.fresh) or "none"),
+                )
+            from .io import text_to_constant
+
+            values[name] = text_to_constant(value)
+        if values:
+            chosen = chosen.substitute(values)
+    update = db.apply(chosen, request=request)
+    if args.json:
+        json.dump(update.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
+        print("undo with: nablog undo " + " ".join(files))
+    return 0
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    db = open_database(args, args.files)
+    update = db.undo()
+    if update is None:
+        print("nothing to undo")
+        return 0
+    print("undone:\n" + "\n".join(f"  {line}" for line in update.lines()))
     return 0
 
 
@@ -222,6 +370,14 @@ def print_table(out: TextIO, pred: str, rows: Sequence[tuple]) -> None:
         for r in cells:
             out.write("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
     out.write("\n")
+
+
+def print_proposal(out: TextIO, proposal) -> None:
+    out.write(f"request: {proposal.request}\n{proposal.message}\n")
+    for i, r in enumerate(proposal, 1):
+        out.write(f"\n[{i}] " + r.explain().replace("\n", "\n    ") + "\n")
+    if proposal.reasons:
+        out.write("\nwhat stands in the way:\n" + "".join(f"  {r}\n" for r in proposal.reasons))
 
 
 def print_violations(out: TextIO, db: Database, violations: list[Violation], limit: int) -> None:

@@ -24,15 +24,18 @@ from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .lang import (
     Atom,
+    BaseDeclaration,
     Denial,
     Facts,
     Literal,
+    NablogError,
     Program,
     QueryError,
     Requirement,
     Rule,
     Var,
     analyze,
+    base_part,
     parse,
     parse_atom,
     parse_files,
@@ -42,7 +45,7 @@ from .lang import (
 from .lang.errors import AnalysisError
 
 if TYPE_CHECKING:
-    from .solver import Proposal, Request
+    from .solver import Proposal, Realization, Request, Update
 
 
 class Database:
@@ -72,6 +75,8 @@ class Database:
         **engine_options,
     ):
         self.sources = list(sources)
+        self.program_paths: list[Path] = []
+        self.basis = ""  # the fingerprint of the stored data this database was read from
         self.rules, self._facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
@@ -110,7 +115,10 @@ class Database:
         for source in sources:
             for pred, rows in source.load().items():
                 facts.setdefault(pred, set()).update(rows)
-        return cls(program, facts, engine, sources=sources, **options)
+        db = cls(program, facts, engine, sources=sources, **options)
+        db.program_paths = [Path(p) for p in paths]
+        db.basis = db.fingerprint()
+        return db
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -240,10 +248,162 @@ class Database:
             candidates=candidates,
             max_fresh=max_fresh,
             protect=protect,
+            basis=self.basis,
         )
+
+    # -- applying changes ---------------------------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        """Size and modification time of every file the database was read from."""
+        parts = []
+        for path in [*self.program_paths, *(s.location for s in self.sources)]:
+            path = Path(path)
+            files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+            for f in files:
+                try:
+                    st = f.stat()
+                except OSError:
+                    parts.append(f"{f}:missing")
+                    continue
+                parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+        return "|".join(parts)
+
+    def _stores(self) -> list:
+        from .io import FactsFile
+
+        return [FactsFile(p) for p in self.program_paths] + list(self.sources)
+
+    def _owner(self, pred: str):
+        """The fact store that holds ``pred``: where its facts are, or where a new relation goes."""
+        stores = self._stores()
+        holders = [s for s in stores if pred in s.relations()]
+        if len(holders) > 1:
+            raise NablogError(
+                f"relation {pred} is stored in several places: " + ", ".join(str(h.location) for h in holders),
+                hint="keep each relation in one file or directory so changes have one place to go",
+            )
+        if holders:
+            return holders[0]
+        if self.sources:
+            return self.sources[0]
+        for store, path in zip(stores, self.program_paths):
+            if any(isinstance(s, BaseDeclaration) and any(p == pred for p, _ in s.signatures) for s in parse_files([path]).statements):
+                return store
+        return stores[0] if stores else None
+
+    def apply(self, realization: "Realization", request: str = "") -> "Update":
+        """Write a realization's changes back to where the facts came from, atomically per fact
+        store, and record them for ``undo``; return the induced update (seed 002, Def. 2) on base
+        and derived relations.
+
+        A realization proposed from data that has changed since is refused.
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> print(db.apply(db.propose("+p(1).")[0]).lines())
+        ['+p(1)', '-r(1)']
+        """
+        if self.program_paths or self.sources:
+            if realization.basis and realization.basis != self.fingerprint():
+                raise NablogError(
+                    "the data changed since this realization was proposed",
+                    hint="propose again to get realizations for the current data",
+                )
+        changes: dict[str, tuple[set, set]] = {}
+        for atom in realization.insert:
+            changes.setdefault(atom.pred, (set(), set()))[0].add(tuple(atom.args))
+        for atom in realization.delete:
+            changes.setdefault(atom.pred, (set(), set()))[1].add(tuple(atom.args))
+        record: dict[str, dict] = {}
+        if self.program_paths or self.sources:
+            stores: dict[str, object] = {}
+            by_store: dict[str, dict[str, tuple[set, set]]] = {}
+            for pred, change in changes.items():
+                store = self._owner(pred)
+                stores.setdefault(str(store.location), store)
+                by_store.setdefault(str(store.location), {})[pred] = change
+            from .io.history import History
+
+            history = History.beside(self.program_paths[0] if self.program_paths else self.sources[0].location)
+            try:
+                for location, relations in by_store.items():
+                    store = stores[location]
+                    current = store.load(list(relations))
+                    store.write({pred: (current.get(pred, set()) - dele) | ins for pred, (ins, dele) in relations.items()})
+                    record[location] = {
+                        pred: {"insert": sorted_json(ins), "delete": sorted_json(dele)} for pred, (ins, dele) in relations.items()
+                    }
+            except NablogError as error:
+                if record:
+                    # Some stores were written: record them, so that `nablog undo` can take them back.
+                    history.push({"request": request, "changes": record, "partial": True})
+                    error.hint = (error.hint or "") + f"; {len(record)} of {len(by_store)} fact stores were changed: nablog undo takes them back"
+                raise
+            history.push({"request": request, "changes": record})
+        return self._changed(changes)
+
+    def undo(self) -> "Update | None":
+        """Undo the newest applied change recorded beside the program; None when there is none."""
+        from .io import open_source
+        from .io.history import History
+
+        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
+        if anchor is None:
+            raise NablogError("undo needs a database read from files", hint="give the program files")
+        history = History.beside(anchor)
+        entry = history.peek()
+        if entry is None:
+            return None
+        stores = {str(s.location): s for s in self._stores()}
+        changes: dict[str, tuple[set, set]] = {}
+        plan = []
+        for location, relations in entry["changes"].items():
+            store = stores.get(location) or open_source(location)
+            current = store.load(list(relations))
+            restored = {}
+            for pred, change in relations.items():
+                ins = {tuple(r) for r in change["insert"]}
+                dele = {tuple(r) for r in change["delete"]}
+                rows = current.get(pred, set())
+                if not ins <= rows or rows & dele:
+                    raise NablogError(
+                        f"cannot undo: {pred} in {location} changed after the change being undone",
+                        hint="undo only works while the data is as that apply left it",
+                    )
+                restored[pred] = (rows - ins) | dele
+                changes[pred] = (dele, ins)
+            plan.append((store, restored))
+        for store, restored in plan:
+            store.write(restored)
+        history.pop()
+        return self._changed(changes)
+
+    def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
+        """Bring facts and model up to date after changes; return the induced update."""
+        from .solver.realization import induced_update
+
+        old = self.python_model()
+        insert = {p: c[0] for p, c in changes.items()}
+        delete = {p: c[1] for p, c in changes.items()}
+        new = PythonEngine().update(self.rules, old, insert=insert, delete=delete)
+        derived = self.rules.derived
+        for pred, (ins, dele) in changes.items():
+            key = base_part(pred) if pred in derived else pred
+            rows = self._facts.setdefault(key, set())
+            rows -= dele
+            rows |= ins
+        self._model = new if self.engine.name == "python" else None
+        self._python_model = None if self.engine.name == "python" else new
+        self._violations = None
+        if self.program_paths or self.sources:
+            self.basis = self.fingerprint()
+        return induced_update(old, new, self.rules)
 
     def is_consistent(self) -> bool:
         return not self.violations()
+
+
+def sorted_json(rows) -> list[list]:
+    return [list(r) for r in sorted(rows, key=row_sort_key)]
 
 
 def _matches(atom: Atom, row: tuple) -> bool:

@@ -147,7 +147,8 @@ class AspProblem:
             trial = core - {i}
             if self.satisfiable(everything - trial, deadline) is False:
                 core = trial
-        return [self.switches[i] for i in sorted(core)]
+        kinds = ("request", "constraint", "required", "protected")
+        return sorted((self.switches[i] for i in core), key=lambda name: (kinds.index(name.split()[0]), name))
 
 
 def _requirement_name(name: str, a: GroundAtom, true: bool) -> str:

@@ -219,8 +219,9 @@ class Relevance:
     # -- fresh constants and domains ---------------------------------------------------------------
 
     def _fresh_for_round(self, round_: int) -> list[str]:
-        """Fresh constants available to goals of a round: one new constant per round that needs
-        one, while fewer than ``max_fresh`` exist (seed 002, §4.1)."""
+        """Fresh constants for an expansion in a round: every one made so far, plus one new
+        constant for the first expansion of a round that needs one, while fewer than
+        ``max_fresh`` exist (seed 002, §4.1: one new constant per round)."""
         if round_ not in self._fresh_by_round:
             if len(self.problem.fresh) >= self.bounds.max_fresh:
                 self.problem.bounded.append(
@@ -232,7 +233,7 @@ class Relevance:
                 self.problem.fresh.append(name)
                 self.universe.add(name)
                 self._fresh_by_round[round_] = name
-        return [f for r, f in sorted(self._fresh_by_round.items()) if r <= round_ and f]
+        return list(self.problem.fresh)
 
     def _domain(self, var: Var, rule: Rule, round_: int) -> list[Constant]:
         if self.herbrand:

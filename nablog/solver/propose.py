@@ -42,6 +42,7 @@ def propose(
     max_fresh: int = 2,
     protect: Iterable[str | Atom] = (),
     max_rounds: int = 20,
+    basis: str = "",
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -67,6 +68,9 @@ def propose(
     protect : relation names or atoms
         Base relations or facts that must not change (seed 003's immutable part), on top of the
         program's ``#protect`` declarations.
+    basis : str
+        A fingerprint of the stored data, kept with each realization so that applying it to
+        changed data can be refused.
     """
     start = time.monotonic()
     if method not in METHODS:
@@ -79,8 +83,10 @@ def propose(
         request = parse_request(request)
     check_request(rules, model, request)
     split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
-    if _holds(model, request):
-        return Proposal(request, "complete", [Realization((), ())], "the request already holds: nothing to change")
+    engine = PythonEngine()
+    violations = find_violations(rules, model, engine)
+    if _holds(model, request) and not violations:
+        return Proposal(request, "complete", [Realization((), (), basis=basis)], "the request already holds: nothing to change")
 
     index = ModelIndex(model)
     base = (set(rules.signatures) | set(facts)) - set(rules.derived)
@@ -91,8 +97,7 @@ def propose(
             universe.update(row)
     for _, a in request.atoms():
         universe.update(a.args)
-    engine = PythonEngine()
-    violated = [(v.constraint, b) for v in find_violations(rules, model, engine) for b in v.bindings]
+    violated = [(v.constraint, b) for v in violations for b in v.bindings]
     relevance = Relevance(
         rules,
         model,
@@ -130,6 +135,7 @@ def propose(
             verifier.side_effects(new_model),
             fresh,
             "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
+            basis,
         )
         return limit is None or len(found) < limit
 
@@ -145,21 +151,20 @@ def propose(
 
 def _message(realizations, status, problem, enumeration) -> tuple[str, list[str]]:
     n = len(realizations)
+    reasons = [c for c in enumeration.core if not c.startswith("request")]
     if n:
         text = f"{n} minimal realization" + ("" if n == 1 else "s")
-    elif enumeration.core:
-        text = "no realization: the request contradicts " + ", ".join(c for c in enumeration.core if not c.startswith("request"))
-        if all(c.startswith("request") for c in enumeration.core):
-            text = "no realization: no change of base facts within the candidates makes the request hold"
+    elif reasons:
+        text = "no realization: the request contradicts " + ", ".join(reasons)
+    elif status == "bounded":
+        text = "no finite realization was found within the bounds"
     else:
-        text = "no realization"
+        text = "no realization: no change of base facts makes the request hold"
     if status == "bounded":
         text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
-        if not n:
-            text += "; no finite realization was found within the bounds"
     elif status == "timeout":
         text += " (timeout: the search was stopped; these are the realizations found so far)"
-    return text, list(enumeration.core)
+    return text, reasons
 
 
 def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: list[str]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
@@ -58,6 +58,7 @@ class Realization:
     side_effects: Update = Update()
     fresh: tuple[str, ...] = ()
     reason: str = ""
+    basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
 
     @property
     def size(self) -> int:
@@ -102,6 +103,7 @@ class Realization:
             Update(sorted_atoms(map(sub, self.side_effects.insert)), sorted_atoms(map(sub, self.side_effects.delete))),
             tuple(f for f in self.fresh if f not in values),
             self.reason,
+            self.basis,
         )
 
 
@@ -139,10 +141,6 @@ class Proposal:
         if self.reasons:
             out["reasons"] = self.reasons
         return out
-
-
-def is_internal(pred: str) -> bool:
-    return pred.startswith((SPLIT_PREFIX, VIOLATION_PREFIX))
 
 
 class Verifier:
@@ -192,17 +190,26 @@ class Verifier:
 
     def side_effects(self, new_model) -> Update:
         """The induced update on derived predicates, without the requested atoms themselves."""
-        inserted, deleted = [], []
         requested = set(self.request.insert) | set(self.request.delete)
-        for pred in sorted(set(self.rules.derived)):
-            if is_internal(pred):
-                continue
-            old, new = self.model.get(pred, set()), new_model.get(pred, set())
-            inserted += [Atom(pred, row) for row in _difference(new, old)]
-            deleted += [Atom(pred, row) for row in _difference(old, new)]
-        inserted = [a for a in inserted if a not in requested]
-        deleted = [a for a in deleted if a not in requested]
-        return Update(sorted_atoms(inserted), sorted_atoms(deleted))
+        induced = induced_update(self.model, new_model, self.rules, self.rules.derived)
+        return Update(
+            tuple(a for a in induced.insert if a not in requested),
+            tuple(a for a in induced.delete if a not in requested),
+        )
+
+
+def induced_update(old: Mapping[str, Set], new: Mapping[str, Set], rules: Program, preds: Iterable[str] | None = None) -> Update:
+    """Seed 002, Def. 2: the atoms of ``new`` not in ``old`` and of ``old`` not in ``new``, over
+    ``preds`` (default: every relation), with stored facts of split predicates under their own name."""
+    inserted, deleted = [], []
+    for pred in sorted(set(preds) if preds is not None else set(old) | set(new)):
+        if pred.startswith(VIOLATION_PREFIX) or (pred.startswith(SPLIT_PREFIX) and preds is not None):
+            continue
+        shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
+        a, b = old.get(pred, set()), new.get(pred, set())
+        inserted += [Atom(shown, row) for row in _difference(b, a)]
+        deleted += [Atom(shown, row) for row in _difference(a, b)]
+    return Update(sorted_atoms(set(inserted)), sorted_atoms(set(deleted)))
 
 
 def _difference(a: Set, b: Set) -> list[tuple]:

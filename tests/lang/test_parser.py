@@ -11,6 +11,7 @@ from nablog.lang import (
     Denial,
     Literal,
     Program,
+    Protection,
     Requirement,
     Rule,
     Var,
@@ -39,7 +40,11 @@ rules = st.builds(lambda head, body: Rule(tuple(head), body), st.lists(atoms(), 
 denials = st.builds(Denial, bodies, st.one_of(st.none(), names))
 requirements = st.builds(Requirement, atoms(ground_terms))
 declarations = st.builds(lambda sigs: BaseDeclaration(tuple(sigs)), st.lists(st.tuples(names, st.integers(0, 5)), min_size=1, max_size=3))
-statements = st.one_of(rules, denials, requirements, declarations)
+protections = st.builds(
+    lambda items: Protection(tuple(items)),
+    st.lists(st.one_of(st.tuples(names, st.integers(0, 5)), atoms(ground_terms)), min_size=1, max_size=3),
+)
+statements = st.one_of(rules, denials, requirements, declarations, protections)
 
 
 @settings(max_examples=500)

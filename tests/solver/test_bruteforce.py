@@ -1,0 +1,154 @@
+"""Realizations equal a brute-force enumeration over every change set, on generated small databases.
+
+The oracle evaluates each candidate state with its own naive evaluator (nothing of nablog's
+engines), tries every set of base-fact insertions and deletions over the constants plus one new
+constant, and keeps the subset-minimal ones after which the request and every constraint hold.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nablog import Database
+from nablog.lang import Atom, BaseDeclaration, Comparison, Denial, Literal, Program, Rule, Var, stratify
+
+FRESH = "new1"
+CONSTANTS = [1, "a"]
+BASE = {"b": 1, "c": 2}
+DERIVED = [("p", 1), ("q", 1), ("r", 0)]
+X, Y = Var("X"), Var("Y")
+
+
+# -- an independent naive evaluator ----------------------------------------------------------------
+
+
+def holds(element, binding, model) -> bool:
+    if isinstance(element, Comparison):
+        value = lambda t: binding[t] if isinstance(t, Var) else t  # noqa: E731
+        return element.holds(value(element.left), value(element.right))
+    args = [binding.get(t) if isinstance(t, Var) else t for t in element.atom.args]
+    if None in args:  # `_` under not: does any tuple match?
+        found = any(all(a is None or a == v for a, v in zip(args, row)) for row in model.get(element.atom.pred, ()))
+    else:
+        found = tuple(args) in model.get(element.atom.pred, ())
+    return found == element.positive
+
+
+def instances(body, model, binding=None):
+    binding = binding or {}
+    positives = [b for b in body if isinstance(b, Literal) and b.positive]
+    if not positives:
+        if all(holds(b, binding, model) for b in body):
+            yield binding
+        return
+    first, rest = positives[0], [b for b in body if b is not positives[0]]
+    for row in model.get(first.atom.pred, ()):
+        extended = dict(binding)
+        ok = True
+        for term, value in zip(first.atom.args, row):
+            if isinstance(term, Var) and term.name != "_":
+                if extended.setdefault(term, value) != value:
+                    ok = False
+            elif not isinstance(term, Var) and term != value:
+                ok = False
+        if ok:
+            yield from instances(rest, model, extended)
+
+
+def naive_model(program: Program, facts: dict[str, set]) -> dict[str, set]:
+    model = {p: set(rows) for p, rows in facts.items()}
+    for level in stratify(program).strata:
+        rules = [r for r in program.rules if r.head[0].pred in level]
+        changed = True
+        while changed:
+            changed = False
+            for rule in rules:
+                for binding in list(instances(rule.body, model)):
+                    head = rule.head[0]
+                    row = tuple(binding[t] if isinstance(t, Var) else t for t in head.args)
+                    if row not in model.setdefault(head.pred, set()):
+                        model[head.pred].add(row)
+                        changed = True
+    return model
+
+
+def brute_force(program: Program, facts: dict[str, set], request: tuple[str, Atom]) -> set[tuple[frozenset, frozenset]]:
+    universe = CONSTANTS + [FRESH]
+    possible = [(pred, row) for pred, arity in BASE.items() for row in itertools.product(universe, repeat=arity)]
+    changes = [("-" if row in facts[pred] else "+", pred, row) for pred, row in possible]
+    sign, atom = request
+    # By increasing size, skipping supersets of realizations found: what remains is minimal.
+    minimal: list[int] = []
+    for mask in sorted(range(1 << len(changes)), key=lambda m: (bin(m).count("1"), m)):
+        if any(m & mask == m for m in minimal):
+            continue
+        chosen = [changes[i] for i in range(len(changes)) if mask >> i & 1]
+        new = {p: set(rows) for p, rows in facts.items()}
+        for s, pred, row in chosen:
+            (new[pred].add if s == "+" else new[pred].discard)(row)
+        model = naive_model(program, new)
+        present = tuple(atom.args) in model.get(atom.pred, ())
+        if present != (sign == "+"):
+            continue
+        if any(True for d in program.denials for _ in instances(d.body, model)):
+            continue
+        minimal.append(mask)
+    out = set()
+    for m in minimal:
+        chosen = [changes[i] for i in range(len(changes)) if m >> i & 1]
+        out.add((frozenset(f"{Atom(p, r)}" for s, p, r in chosen if s == "+"), frozenset(f"{Atom(p, r)}" for s, p, r in chosen if s == "-")))
+    return out
+
+
+# -- generated databases -------------------------------------------------------------------------
+
+terms = st.sampled_from([X, Y, *CONSTANTS])
+
+
+@st.composite
+def body(draw, level: int):
+    preds = list(BASE.items()) + DERIVED[:level]
+    elements, bound = [], set()
+    for _ in range(draw(st.integers(1, 2))):
+        pred, arity = draw(st.sampled_from(preds))
+        args = tuple(draw(terms) for _ in range(arity))
+        elements.append(Literal(Atom(pred, args)))
+        bound |= {a for a in args if isinstance(a, Var)}
+    if bound and draw(st.booleans()):
+        pred, arity = draw(st.sampled_from(preds))
+        args = tuple(draw(st.sampled_from(sorted(bound, key=str) + CONSTANTS)) for _ in range(arity))
+        elements.append(Literal(Atom(pred, args), False))
+    if bound and draw(st.integers(0, 3)) == 0:
+        elements.append(Comparison(draw(st.sampled_from(["=", "!="])), draw(st.sampled_from(sorted(bound, key=str))), draw(terms.filter(lambda t: not isinstance(t, Var) or t in bound))))
+    return tuple(elements), bound
+
+
+@st.composite
+def databases(draw):
+    rules = []
+    for level, (pred, arity) in enumerate(DERIVED):
+        for _ in range(draw(st.integers(1, 2))):
+            elements, bound = draw(body(level))
+            if arity and not bound:
+                elements, bound = elements + (Literal(Atom("b", (X,))),), {X}
+            head = Atom(pred, tuple(draw(st.sampled_from(sorted(bound, key=str))) for _ in range(arity)))
+            rules.append(Rule((head,), elements))
+    denials = [Denial(draw(body(len(DERIVED)))[0]) for _ in range(draw(st.integers(0, 1)))]
+    facts = {pred: draw(st.sets(st.tuples(*[st.sampled_from(CONSTANTS)] * arity), max_size=2)) for pred, arity in BASE.items()}
+    pred, arity = draw(st.sampled_from(DERIVED))
+    request = (draw(st.sampled_from("+-")), Atom(pred, tuple(draw(st.sampled_from(CONSTANTS)) for _ in range(arity))))
+    return Program(tuple(rules) + tuple(denials)), facts, request
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(databases())
+def test_realizations_equal_brute_force_over_every_change_set(case):
+    program, facts, (sign, atom) = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    proposal = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1)
+    got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for r in proposal}
+    expected = brute_force(program, facts, (sign, atom))
+    assert got == expected

@@ -1,0 +1,208 @@
+"""Applying realizations: write-back to every kind of fact store, atomicity, staleness, undo, CLI."""
+
+import json
+import os
+import pty
+import select
+import shutil
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nablog import Database, NablogError
+from nablog.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "nablog" / "examples"
+RULES = """staff_chair(X, Y) :- staff_group(X, Z), group_chair(Z, Y).
+#constraint one_chair :- group_chair(G, X), group_chair(G, Y), X != Y.
+#constraint one_group :- group_chair(G, X), group_chair(H, X), G != H.
+"""
+REQUEST = "+staff_chair(aravindan, gerhard)."
+
+
+@pytest.fixture
+def chairs(tmp_path):
+    path = tmp_path / "chairs.lp"
+    shutil.copy(EXAMPLES / "chairs.lp", path)
+    return path
+
+
+def test_apply_rewrites_a_mixed_program_file_keeping_rules_and_comments(chairs):
+    original = chairs.read_text()
+    db = Database.from_files(chairs)
+    update = db.apply(db.propose(REQUEST)[1], request=REQUEST)
+    assert update.lines() == [
+        "+group_chair(infor1, gerhard)",
+        "+staff_chair(aravindan, gerhard)",
+        "+staff_chair(delhibabu, gerhard)",
+        "-group_chair(infor1, matthias)",
+        "-group_chair(infor2, gerhard)",
+        "-staff_chair(aravindan, matthias)",
+        "-staff_chair(delhibabu, matthias)",
+    ]
+    text = chairs.read_text()
+    assert [line for line in original.splitlines() if not line.startswith("group_chair")] == [
+        line for line in text.splitlines() if not line.startswith("group_chair")
+    ]
+    assert Database.from_files(chairs).query("group_chair(G, C)") == [("infor1", "gerhard")]
+    assert db.query("staff_chair(X, gerhard)") == [("aravindan", "gerhard"), ("delhibabu", "gerhard")]
+    assert db.undo().lines() == [
+        "+group_chair(infor1, matthias)",
+        "+group_chair(infor2, gerhard)",
+        "+staff_chair(aravindan, matthias)",
+        "+staff_chair(delhibabu, matthias)",
+        "-group_chair(infor1, gerhard)",
+        "-staff_chair(aravindan, gerhard)",
+        "-staff_chair(delhibabu, gerhard)",
+    ]
+    assert Database.from_files(chairs).facts == Database.from_text(original).facts
+    assert db.undo() is None
+
+
+def test_apply_writes_csv_directories(tmp_path):
+    (tmp_path / "rules.lp").write_text(RULES)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "group_chair.csv").write_text("group,chair\ninfor1,matthias\ninfor2,gerhard\n")
+    (data / "staff_group.csv").write_text("person,group\ndelhibabu,infor1\naravindan,infor1\n")
+    db = Database.from_files(tmp_path / "rules.lp", data=[data])
+    db.apply(db.propose(REQUEST)[0])
+    assert (data / "staff_group.csv").read_text() == "person,group\naravindan,infor1\naravindan,infor2\ndelhibabu,infor1\n"
+    assert sorted(p.name for p in data.iterdir()) == ["group_chair.csv", "staff_group.csv"]
+
+
+def test_apply_writes_sqlite_in_one_transaction(tmp_path):
+    (tmp_path / "rules.lp").write_text(RULES)
+    path = tmp_path / "chairs.db"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE group_chair (g TEXT, c TEXT)")
+        con.execute("CREATE TABLE staff_group (p TEXT, g TEXT)")
+        con.executemany("INSERT INTO group_chair VALUES (?, ?)", [("infor1", "matthias"), ("infor2", "gerhard")])
+        con.executemany("INSERT INTO staff_group VALUES (?, ?)", [("delhibabu", "infor1"), ("aravindan", "infor1")])
+    db = Database.from_files(tmp_path / "rules.lp", data=[path])
+    db.apply(db.propose(REQUEST)[1])
+    with sqlite3.connect(path) as con:
+        assert sorted(con.execute("SELECT * FROM group_chair")) == [("infor1", "gerhard")]
+
+
+def test_a_stale_realization_is_refused(chairs):
+    db = Database.from_files(chairs)
+    realization = db.propose(REQUEST)[0]
+    time.sleep(0.01)
+    chairs.write_text(chairs.read_text() + "staff_group(someone, infor2).\n")
+    with pytest.raises(NablogError) as info:
+        db.apply(realization)
+    assert str(info.value) == (
+        "error: the data changed since this realization was proposed\n"
+        "hint: propose again to get realizations for the current data"
+    )
+    assert "aravindan, infor2" not in chairs.read_text()
+
+
+def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
+    original = chairs.read_text()
+    db = Database.from_files(chairs)
+    realization = db.propose(REQUEST)[1]
+
+    def crash(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(NablogError) as info:
+        db.apply(realization)
+    assert str(info.value).splitlines()[0] == f"error: cannot replace {chairs}: No space left on device"
+    assert chairs.read_text() == original
+    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == []
+
+
+def test_cli_propose_json(chairs, capsys):
+    assert main(["propose", str(chairs), REQUEST, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "complete"
+    assert report["realizations"][0] == {
+        "insert": ["staff_group(aravindan, infor2)"],
+        "delete": [],
+        "side_effects": {"insert": [], "delete": []},
+        "fresh": [],
+    }
+    assert report["realizations"][1]["side_effects"] == {
+        "insert": ["staff_chair(delhibabu, gerhard)"],
+        "delete": ["staff_chair(aravindan, matthias)", "staff_chair(delhibabu, matthias)"],
+    }
+
+
+def test_cli_deletion_request_written_with_a_leading_minus(chairs, capsys):
+    assert main(["propose", str(chairs), "-staff_chair(delhibabu, matthias).", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["delete"] for r in report["realizations"]] == [["group_chair(infor1, matthias)"], ["staff_group(delhibabu, infor1)"]]
+
+
+def test_cli_apply_pick_with_a_value_for_the_new_constant_then_undo(chairs, capsys):
+    original = chairs.read_text()
+    assert main(["apply", str(chairs), REQUEST, "--pick", "3", "--set", "new1=infor3"]) == 0
+    assert "group_chair(infor3, gerhard)." in chairs.read_text()
+    assert main(["undo", str(chairs)]) == 0
+    assert chairs.read_text() == original
+    out = capsys.readouterr().out
+    assert out.endswith("undone:\n  +group_chair(infor2, gerhard)\n  -group_chair(infor3, gerhard)\n  -staff_chair(aravindan, gerhard)\n  -staff_group(aravindan, infor3)\n")
+
+
+def test_cli_apply_pick_out_of_range(chairs, capsys):
+    assert main(["apply", str(chairs), REQUEST, "--pick", "9"]) == 2
+    assert capsys.readouterr().err.startswith("error: --pick 9 is out of range: the proposal has 3 realizations")
+
+
+def test_cli_interactive_refuses_without_a_terminal(chairs, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False)
+    assert main(["apply", str(chairs), REQUEST, "--interactive"]) == 2
+    assert "--pick N" in capsys.readouterr().err
+
+
+def _read_until(fd: int, marker: bytes, buffer: bytearray, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while marker not in buffer:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"timed out waiting for {marker!r}; screen so far:\n{buffer.decode(errors='replace')}")
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buffer.extend(chunk)
+    index = buffer.index(marker) + len(marker)
+    seen = buffer[:index].decode(errors="replace")
+    del buffer[:index]
+    return seen
+
+
+def test_interactive_apply_through_a_pseudo_terminal(chairs):
+    pid, fd = pty.fork()
+    if pid == 0:  # the child runs the command on the pseudo-terminal
+        os.environ["COLUMNS"] = "140"
+        os.execv(sys.executable, [sys.executable, "-m", "nablog.cli", "apply", str(chairs), REQUEST, "--interactive"])
+    buffer = bytearray()
+    screen = _read_until(fd, b"choose> ", buffer)
+    assert "3 minimal realizations" in screen
+    assert "[1] 1 change" in screen and "[2] 3 changes" in screen and "[3] 3 changes" in screen
+    os.write(fd, b"i 2\n")
+    screen = _read_until(fd, b"choose> ", buffer)
+    assert "+staff_chair(delhibabu, gerhard)" in screen
+    os.write(fd, b"3\n")
+    _read_until(fd, b"(Enter keeps new1)> ", buffer)
+    os.write(fd, b"infor9\n")
+    screen = _read_until(fd, b"apply these changes? [y/N] ", buffer)
+    assert "+group_chair(infor9, gerhard)" in screen and "+staff_group(aravindan, infor9)" in screen
+    os.write(fd, b"y\n")
+    screen = _read_until(fd, b"undo with", buffer)
+    assert "applied:" in screen
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert Database.from_files(chairs).query("group_chair(G, gerhard)") == [("infor9", "gerhard")]
