@@ -85,6 +85,8 @@ class Database:
         self._model: Model | None = None
         self._violations: list[Violation] | None = None
         self._python_model: Model | None = None
+        self._index = None  # a ModelIndex over the python model, for view updating
+        self._python_violations: list[Violation] | None = None
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -237,10 +239,18 @@ class Database:
         """
         from .solver import propose
 
+        model = self.python_model()
+        if self._index is None:
+            from .engines.lookup import ModelIndex
+
+            self._index = ModelIndex(model)
+            self._python_violations = (
+                self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
+            )
         return propose(
             self.rules,
             self._facts,
-            self.python_model(),
+            model,
             request,
             method=method,
             limit=limit,
@@ -249,6 +259,8 @@ class Database:
             max_fresh=max_fresh,
             protect=protect,
             basis=self.basis,
+            index=self._index,
+            violations=self._python_violations,
         )
 
     # -- applying changes ---------------------------------------------------------------------------
@@ -384,7 +396,7 @@ class Database:
         old = self.python_model()
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
-        new = PythonEngine().update(self.rules, old, insert=insert, delete=delete)
+        new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
         derived = self.rules.derived
         for pred, (ins, dele) in changes.items():
             key = base_part(pred) if pred in derived else pred
@@ -394,9 +406,11 @@ class Database:
         self._model = new if self.engine.name == "python" else None
         self._python_model = None if self.engine.name == "python" else new
         self._violations = None
+        self._index = None
+        self._python_violations = None
         if self.program_paths or self.sources:
             self.basis = self.fingerprint()
-        return induced_update(old, new, self.rules)
+        return induced_update(gained, lost)
 
     def is_consistent(self) -> bool:
         return not self.violations()

@@ -29,7 +29,7 @@ class Prepared:
     """A program ready to evaluate: rules only, all base facts, the analysis and every arity."""
 
     program: Program
-    facts: dict[str, set[tuple]]
+    facts: dict[str, Set]
     analysis: Analysis
     arities: dict[str, int]
 
@@ -44,6 +44,15 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
     analysis = analyze(rules)
     arities = dict(rules.signatures)
     for pred, rows in base.items():
+        known = getattr(rows, "arity", None)  # columnar relations know their arity
+        if known is not None:
+            expected = arities.setdefault(pred, known)
+            if len(rows) and known != expected:
+                raise AnalysisError(
+                    f"relation {pred} has {known} columns but {pred} has arity {expected}",
+                    hint="every row of a relation has one value per argument",
+                )
+            continue
         if not rows:
             arities.setdefault(pred, 0)  # an empty relation the program never mentions
         for row in rows:

@@ -134,13 +134,16 @@ class EncodedRelation(Set):
     compared as opaque byte strings. Either way ``columns()`` gives one id array per argument.
     """
 
-    __slots__ = ("dictionary", "arity", "_keys", "_rows")
+    __slots__ = ("dictionary", "arity", "_keys", "_rows", "indexes")
 
     def __init__(self, dictionary: ConstantDictionary, arity: int, keys: np.ndarray | None, rows: np.ndarray | None):
         self.dictionary = dictionary
         self.arity = arity
         self._keys = keys
         self._rows = rows
+        # Sorted indexes on bound columns, built on demand by the engine; a relation never
+        # changes, so they stay valid for as long as it lives.
+        self.indexes: dict = {}
 
     # -- construction ---------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class ModelIndex:
     def __init__(self, model: Mapping[str, Set]):
         self.model = model
         self._indexes: dict[tuple[str, tuple[int, ...]], object] = {}
+        self._values: dict[tuple[str, int], set] = {}
+        self._constants: set | None = None
 
     def contains(self, pred: str, row: tuple) -> bool:
         rel = self.model.get(pred)
@@ -60,12 +62,30 @@ class ModelIndex:
 
     def values(self, pred: str, position: int) -> set:
         """The distinct values at one position of a relation (its active domain there)."""
-        rel = self.model.get(pred)
-        if rel is None or not len(rel):
-            return set()
-        if isinstance(rel, EncodedRelation):
-            return set(rel.dictionary.decode_column(sorted_unique(rel.columns()[position])))
-        return {row[position] for row in rel}
+        key = (pred, position)
+        if key not in self._values:
+            rel = self.model.get(pred)
+            if rel is None or not len(rel):
+                self._values[key] = set()
+            elif isinstance(rel, EncodedRelation):
+                self._values[key] = set(rel.dictionary.decode_column(sorted_unique(rel.columns()[position])))
+            else:
+                self._values[key] = {row[position] for row in rel}
+        return self._values[key]
+
+    def constants(self) -> set:
+        """Every constant of the model (for the python engine's models, of its dictionary)."""
+        if self._constants is None:
+            dictionaries = {r.dictionary for r in self.model.values() if isinstance(r, EncodedRelation)}
+            out: set = set()
+            for d in dictionaries:
+                out.update(d.values)
+            for rel in self.model.values():
+                if not isinstance(rel, EncodedRelation):
+                    for row in rel:
+                        out.update(row)
+            self._constants = out
+        return self._constants
 
 
 class _SortedIndex:

@@ -86,8 +86,6 @@ class _Evaluator:
         self.arities = arities
         self.rels: dict[str, EncodedRelation] = {}
         self.progress: Callable[[int, int], None] | None = None
-        # (id(relation), positions, constants) -> (relation, sorted keys, order, columns)
-        self._indexes: dict[tuple, tuple] = {}
 
     def relation(self, pred: str) -> EncodedRelation:
         rel = self.rels.get(pred)
@@ -127,21 +125,18 @@ class _Evaluator:
         constants = tuple((i, t) for i, t in enumerate(atom.args) if not isinstance(t, Var))
         repeats = tuple(_repeat_pattern(atom))
         key = (positions, constants, repeats)
-        # Only relations that are current are cached: deltas are used once and would pile up.
-        cacheable = self.rels.get(atom.pred) is rel
-        slot = self._indexes.get(id(rel))
-        if cacheable and slot is not None and slot[0] is rel and key in slot[1]:
-            return slot[1][key]
+        entry = rel.indexes.get(key)
+        if entry is not None:
+            return entry
         cols = self._selected(atom, rel)
         if cols is None:
             cols = [np.zeros(0, INT)] * rel.arity
         keys = _keys([cols[i] for i in positions], self.size)
         order = np.argsort(keys, kind="stable")
         entry = (keys[order], order, cols)
-        if cacheable:
-            if slot is None or slot[0] is not rel:
-                slot = self._indexes[id(rel)] = (rel, {})
-            slot[1][key] = entry
+        # Deltas are used once; caching their indexes would only keep them alive.
+        if self.rels.get(atom.pred) is rel:
+            rel.indexes[key] = entry
         return entry
 
     def join(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
@@ -205,7 +200,8 @@ class _Evaluator:
     # -- rules --------------------------------------------------------------------------------------
 
     def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
-        """All bindings of the body; ``source(i, atom)`` picks the relation of body literal i."""
+        """All bindings of the body; ``source(i, atom)`` picks the relation of body literal i
+        (joined when positive, anti-joined when negated); by default the current relations."""
         pick = source or (lambda i, atom: self.relation(atom.pred))
         index_of = {id(b): i for i, b in enumerate(rule.body)}
         frame = Frame(1, {})
@@ -217,7 +213,7 @@ class _Evaluator:
             elif element.positive:
                 frame = self.join(frame, element.atom, pick(index_of[id(element)], element.atom))
             else:
-                frame = self.antijoin(frame, element.atom, self.relation(element.atom.pred))
+                frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
         return frame
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
@@ -271,19 +267,98 @@ class _Evaluator:
                     if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
                         instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
             delta = self._absorb(self.derive(instances), members)
-        recursive = plan.recursive_rules
+        self._semi_naive(plan, delta)
+
+    def maintain(
+        self,
+        plan: ComponentPlan,
+        gained: Mapping[str, EncodedRelation],
+        lost: Mapping[str, EncodedRelation],
+        old: Mapping[str, EncodedRelation],
+    ) -> tuple[dict[str, EncodedRelation], dict[str, EncodedRelation]]:
+        """Bring one component up to date after its inputs gained and lost tuples (DRed);
+        return the tuples each member gained and lost.
+
+        ``old`` holds the previous relation of every changed input. A negated literal whose
+        relation gained tuples loses support (it is treated like a deletion), and one whose
+        relation lost tuples gains support. (1) Over-delete every tuple with a derivation that
+        used a lost literal, evaluated over the old state; (2) remove them; (3) rederive those
+        that still have a derivation in the new state; (4) add what the gained literals derive,
+        and continue semi-naively within the component.
+        """
+        members = set(plan.predicates)
+        rules = _rules(plan)
+        before = {p: self.relation(p) for p in members}
+
+        def old_state(i: int, atom: Atom) -> EncodedRelation:
+            if atom.pred in old:
+                return old[atom.pred]
+            return before[atom.pred] if atom.pred in before else self.relation(atom.pred)
+
+        def deltas(changes_pos, changes_neg, state):
+            """Rule instances with one literal restricted to a change: positive literals to the
+            tuples in ``changes_pos``, negated ones (read as positive) to ``changes_neg``."""
+            out = []
+            for rule in rules:
+                for i, b in enumerate(rule.body):
+                    if not isinstance(b, Literal):
+                        continue
+                    delta = (changes_pos if b.positive else changes_neg).get(b.atom.pred)
+                    if delta is None or not len(delta):
+                        continue
+                    out.append(_restricted(rule, i, delta, state))
+            return out
+
+        # (1) over-delete, over the old state
+        removed = {p: EncodedRelation.empty(self.d, self.arities[p]) for p in members}
+        frontier = {p: intersection(r, before[p]) for p, r in self.derive(deltas(lost, gained, old_state)).items() if p in members}
+        while any(len(r) for r in frontier.values()):
+            for p, r in frontier.items():
+                removed[p] = union_disjoint(removed[p], r)
+            derived = self.derive(deltas(frontier, {}, old_state))
+            frontier = {
+                p: difference(intersection(r, before[p]), removed[p]) for p, r in derived.items() if p in members
+            }
+        # (2) remove
+        for p in members:
+            if len(removed[p]):
+                self.rels[p] = difference(before[p], removed[p])
+        # (3) rederive what still has a derivation, and (4) derive from what was gained
+        current = lambda i, atom: self.relation(atom.pred)  # noqa: E731
+        instances = deltas(gained, lost, current)
+        for rule in rules:
+            for head in rule.head:
+                if len(removed.get(head.pred, ())):
+                    instances.append(_head_restricted(rule, head, removed[head.pred], current))
+        added = self._semi_naive(plan, self._absorb(self.derive(instances), members))
+        gained, lost = {}, {}
+        for p in members:
+            plus, minus = added.get(p), removed[p]
+            if plus is not None and len(plus):
+                gained[p] = difference(plus, minus)
+                minus = difference(minus, plus)
+            lost[p] = minus
+        return gained, lost
+
+    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation]) -> dict[str, EncodedRelation]:
+        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added."""
+        added = {p: d for p, d in delta.items() if len(d)}
         rounds = 0
-        while recursive and any(len(d) for d in delta.values()):
+        while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
             instances = []
-            for rule, positions in recursive:
+            for rule, positions in plan.recursive_rules:
                 for i in positions:
                     d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
-            delta = self._absorb(self.derive(instances), members)
+            delta = self._absorb(self.derive(instances), plan.predicates)
+            for p, d in delta.items():
+                if len(d):
+                    added[p] = union_disjoint(added[p], d) if p in added else d
+        return added
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)
@@ -298,7 +373,6 @@ class _Evaluator:
             new = difference(derived[pred], old)
             if len(new):
                 self.rels[pred] = union_disjoint(old, new)
-                self._indexes.pop(id(old), None)
             delta[pred] = new
         return delta
 
@@ -320,6 +394,29 @@ def _member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
         return np.zeros(len(probe), dtype=bool)
     pos = np.minimum(np.searchsorted(sorted_keys, probe), len(sorted_keys) - 1)
     return sorted_keys[pos] == probe
+
+
+def _restricted(rule: Rule, position: int, delta: EncodedRelation, state):
+    """The rule with body literal ``position`` ranging over ``delta`` (a negated literal is read
+    positively: its instances are those where the negated atom is in ``delta``)."""
+    literal = rule.body[position]
+    if not literal.positive:
+        body = list(rule.body)
+        body[position] = Literal(literal.atom, True)
+        rule = Rule(rule.head, tuple(body), rule.loc)
+    return (rule, position, lambda i, atom: delta if i == position else state(i, atom))
+
+
+def _head_restricted(rule: Rule, head: Atom, tuples: EncodedRelation, state):
+    """The rule with an extra first literal binding its head to ``tuples`` (for rederivation)."""
+    guard = Literal(Atom("__tuples", head.args), True)
+    restricted = Rule(rule.head, (guard, *rule.body), rule.loc)
+    return (restricted, 0, lambda i, atom: tuples if i == 0 else state(i, atom))
+
+
+def intersection(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
+    """Tuples in both relations (same dictionary and arity)."""
+    return difference(a, difference(a, b))
 
 
 def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
@@ -354,9 +451,9 @@ class PythonEngine:
     def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
         prepared = prepare(program, facts)
-        evaluator = self._evaluator(prepared, prepared.facts.values(), ())
+        evaluator = self._evaluator(prepared, prepared.facts.values(), prepared.facts.values())
         for pred, rows in prepared.facts.items():
-            evaluator.rels[pred] = EncodedRelation.from_rows(evaluator.d, rows, prepared.arities[pred])
+            evaluator.rels[pred] = _encode(evaluator.d, rows, prepared.arities[pred])
         plans = component_plans(prepared.program, prepared.analysis)
         for i, plan in enumerate(plans):
             if self.progress:
@@ -370,13 +467,19 @@ class PythonEngine:
         model: Mapping[str, Set],
         insert: Mapping[str, Iterable[tuple]] | None = None,
         delete: Mapping[str, Iterable[tuple]] | None = None,
-    ) -> Model:
+        *,
+        changes: bool = False,
+    ) -> Model | tuple[Model, Model, Model]:
         """The model after inserting and deleting base facts, computed from the model before.
+
+        With ``changes=True`` also return, per relation that changed, the tuples it gained and
+        the tuples it lost (the induced update, seed 002 Def. 2), as ``(model, gained, lost)``.
 
         ``model`` is the perfect model of ``program`` over some base facts (as ``evaluate``
         returns it); ``insert``/``delete`` change base relations. Components whose inputs did not
-        change keep their relations; a component whose inputs only grew and that reads them only
-        positively continues semi-naively from the new tuples; any other component is recomputed.
+        change keep their relations; the others are maintained incrementally, stratum by stratum
+        (delete and rederive, then semi-naive insertion; see ``_Evaluator.maintain``), so the work
+        follows the change, not the size of the model.
         """
         # Stored facts of a predicate that also has rules live in its base part (seed 002 §2.1).
         derived = program.derived
@@ -394,39 +497,75 @@ class PythonEngine:
             evaluator.rels[pred] = _encode(evaluator.d, rows, arities[pred])
         for pred in delete:
             arities.setdefault(pred, _arity(delete[pred]))
-        # Per predicate: the tuples it gained, when it only gained; None when it lost some.
-        grew: dict[str, EncodedRelation | None] = {}
+        # Per changed relation: its old value, the tuples it gained and the tuples it lost.
+        old: dict[str, EncodedRelation] = {}
+        gained: dict[str, EncodedRelation] = {}
+        lost: dict[str, EncodedRelation] = {}
+
+        def record(pred: str, before: EncodedRelation, plus: EncodedRelation, minus: EncodedRelation) -> None:
+            if len(plus) or len(minus):
+                old[pred], gained[pred], lost[pred] = before, plus, minus
+
         for pred in set(insert) | set(delete):
-            old = evaluator.relation(pred)
+            before = evaluator.relation(pred)
             ins = EncodedRelation.from_rows(evaluator.d, insert.get(pred, ()), arities[pred])
             dele = EncodedRelation.from_rows(evaluator.d, delete.get(pred, ()), arities[pred])
-            new = union_disjoint(difference(old, dele), difference(difference(ins, dele), old))
-            evaluator.rels[pred] = new
-            lost = len(difference(old, new)) > 0
-            gained = difference(new, old)
-            if lost:
-                grew[pred] = None
-            elif len(gained):
-                grew[pred] = gained
+            # Only the (small) changes are compared with the (large) relation.
+            plus = difference(difference(ins, dele), before)
+            minus = intersection(dele, before)
+            evaluator.rels[pred] = union_disjoint(difference(before, minus), plus)
+            record(pred, before, plus, minus)
         for plan in component_plans(prepared.program, prepared.analysis):
             inputs = _inputs(plan)
-            changed = {p: grew[p] for p in inputs if p in grew}
-            if not changed:
+            if not inputs & set(old):
                 continue
-            old = {p: evaluator.relation(p) for p in plan.predicates}
-            negated = {p for rule in _rules(plan) for p in (a.pred for a in rule.negative_body())}
-            if all(d is not None for d in changed.values()) and not (negated & set(changed)):
-                evaluator.run_component(plan, seed=changed)  # type: ignore[arg-type]
-            else:
-                evaluator.run_component(plan)
+            before = {p: evaluator.relation(p) for p in plan.predicates}
+            plus, minus = evaluator.maintain(
+                plan,
+                {p: gained[p] for p in inputs if p in gained},
+                {p: lost[p] for p in inputs if p in lost},
+                {p: old[p] for p in inputs if p in old},
+            )
             for pred in plan.predicates:
-                new = evaluator.relation(pred)
-                gained = difference(new, old[pred])
-                if len(difference(old[pred], new)):
-                    grew[pred] = None
-                elif len(gained):
-                    grew[pred] = gained
+                record(pred, before[pred], plus.get(pred, EncodedRelation.empty(evaluator.d, arities[pred])), minus[pred])
+        if changes:
+            return _model(evaluator, prepared), gained, lost
         return _model(evaluator, prepared)
+
+    def evaluate_delta(
+        self,
+        program: Program,
+        model: Mapping[str, Set],
+        gained: Mapping[str, Set],
+        lost: Mapping[str, Set],
+    ) -> Model:
+        """The heads derived by rule instances over ``model`` that use a changed tuple: a positive
+        literal on a tuple in ``gained``, or a negated one on a tuple in ``lost``.
+
+        For non-recursive rules over relations of a model that changed by ``gained``/``lost``,
+        these are exactly the instances that hold now but did not before the change; this is how
+        constraints are re-checked after an update without evaluating them over everything.
+        """
+        prepared = prepare(program, {})
+        evaluator = self._evaluator(prepared, [*model.values(), *gained.values(), *lost.values()], model.values())
+        arities = prepared.arities
+        for pred, rows in model.items():
+            arities.setdefault(pred, _arity(rows))
+            evaluator.rels[pred] = _encode(evaluator.d, rows, arities[pred])
+        encoded = {
+            sign: {p: _encode(evaluator.d, rows, arities.get(p, _arity(rows))) for p, rows in changed.items()}
+            for sign, changed in (("+", gained), ("-", lost))
+        }
+        current = lambda i, atom: evaluator.relation(atom.pred)  # noqa: E731
+        instances = []
+        for rule in prepared.program.rules:
+            for i, b in enumerate(rule.body):
+                if isinstance(b, Literal):
+                    delta = encoded["+" if b.positive else "-"].get(b.atom.pred)
+                    if delta is not None and len(delta):
+                        instances.append(_restricted(rule, i, delta, current))
+        derived = evaluator.derive(instances)
+        return {h.pred: derived.get(h.pred, EncodedRelation.empty(evaluator.d, arities[h.pred])) for r in prepared.program.rules for h in r.head}
 
     @staticmethod
     def _evaluator(prepared: Prepared, relations: Iterable[Iterable[tuple]], encoded: Iterable[Set]) -> _Evaluator:

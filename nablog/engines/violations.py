@@ -46,8 +46,18 @@ class Violation:
         }
 
 
-def find_violations(program: Program, model: Mapping[str, Set], engine: Engine) -> list[Violation]:
-    """Each violated constraint of ``program`` in ``model``, in program order."""
+def find_violations(
+    program: Program,
+    model: Mapping[str, Set],
+    engine: Engine,
+    changes: tuple[Mapping[str, Set], Mapping[str, Set]] | None = None,
+) -> list[Violation]:
+    """Each violated constraint of ``program`` in ``model``, in program order.
+
+    With ``changes = (gained, lost)`` — what the model gained and lost since a state in which
+    no constraint was violated — only denial instances using a changed tuple are evaluated
+    (they are the only ones that can hold now), with the engine's ``evaluate_delta``.
+    """
     rules: list[Rule] = []
     checks = []
     out: list[Violation] = []
@@ -62,7 +72,12 @@ def find_violations(program: Program, model: Mapping[str, Set], engine: Engine) 
         rules.append(Rule((head,), body))
         witness_atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
         checks.append((i, name, c, head.pred, variables, witness_atoms))
-    found = engine.evaluate(Program(tuple(rules)), model) if rules else {}
+    if not rules:
+        found = {}
+    elif changes is not None:
+        found = engine.evaluate_delta(Program(tuple(rules)), model, *changes)  # type: ignore[attr-defined]
+    else:
+        found = engine.evaluate(Program(tuple(rules)), model)
     for i, name, c, pred, variables, witness_atoms in checks:
         rows = found.get(pred, ())
         if not len(rows):

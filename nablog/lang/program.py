@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import Iterable, Iterator, Mapping
 
 from .ast import Atom, BaseDeclaration, Constant, Denial, Literal, Protection, Requirement, Rule, Statement, Var
@@ -197,7 +198,11 @@ def separate_facts(program: Program, facts: Mapping[str, Iterable[tuple]] | None
             kept.append(s)
     for pred, rows in (facts or {}).items():
         target = base_part(pred) if pred in derived else pred
-        out.setdefault(target, set()).update(tuple(r) for r in rows)
+        if target not in out and isinstance(rows, AbstractSet) and not isinstance(rows, (set, frozenset)):
+            # A read-only relation (an engine's columnar model) is passed on as it is, not copied.
+            out[target] = rows  # type: ignore[assignment]
+        else:
+            out.setdefault(target, set()).update(tuple(r) for r in rows)
     arities = program.signatures
     for pred in sorted(derived):
         if base_part(pred) in out:

@@ -211,10 +211,9 @@ class Relevance:
         self.bounds = bounds or Bounds()
         self.protected_relations = {p for p in protect if isinstance(p, str)}
         self.protected_facts = {p for p in protect if not isinstance(p, str)}
-        self.universe = set(universe)
+        self.universe = universe if isinstance(universe, Set) else set(universe)
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
-        self._domains: dict[tuple[str, int], set] = {}
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -231,23 +230,19 @@ class Relevance:
             else:
                 name = _fresh_name(len(self.problem.fresh) + 1, self.universe)
                 self.problem.fresh.append(name)
-                self.universe.add(name)
                 self._fresh_by_round[round_] = name
         return list(self.problem.fresh)
 
     def _domain(self, var: Var, rule: Rule, round_: int) -> list[Constant]:
         if self.herbrand:
-            values = set(self.universe) - set(self.problem.fresh)
+            values = set(self.universe)
         else:
             values = set()
             for b in rule.body:
                 if isinstance(b, Literal):
                     for i, t in enumerate(b.atom.args):
                         if t == var:
-                            key = (b.atom.pred, i)
-                            if key not in self._domains:
-                                self._domains[key] = self.state.index.values(b.atom.pred, i)
-                            values |= self._domains[key]
+                            values |= self.state.index.values(b.atom.pred, i)
                             values |= {row[i] for row in self.state.plus.get(b.atom.pred, ()) if row[i] not in self.problem.fresh}
         values = sorted(values, key=constant_sort_key)
         return values + self._fresh_for_round(round_)
@@ -587,7 +582,7 @@ def _order(body, binding, skip):
     return order
 
 
-def _fresh_name(n: int, universe: set) -> str:
+def _fresh_name(n: int, universe: Set) -> str:
     """``new1``, ``new2``…: readable, numbered in order of appearance, never an existing constant."""
     name = f"new{n}"
     while name in universe:

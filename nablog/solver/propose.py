@@ -43,6 +43,8 @@ def propose(
     protect: Iterable[str | Atom] = (),
     max_rounds: int = 20,
     basis: str = "",
+    index: ModelIndex | None = None,
+    violations: list | None = None,
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -71,6 +73,9 @@ def propose(
     basis : str
         A fingerprint of the stored data, kept with each realization so that applying it to
         changed data can be refused.
+    index, violations : optional
+        A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
+        caller keeps them between requests (they depend on the database state only).
     """
     start = time.monotonic()
     if method not in METHODS:
@@ -83,20 +88,15 @@ def propose(
         request = parse_request(request)
     check_request(rules, model, request)
     split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
-    engine = PythonEngine()
-    violations = find_violations(rules, model, engine)
+    if violations is None:
+        violations = find_violations(rules, model, PythonEngine())
     if _holds(model, request) and not violations:
         return Proposal(request, "complete", [Realization((), (), basis=basis)], "the request already holds: nothing to change")
 
-    index = ModelIndex(model)
+    index = index or ModelIndex(model)
     base = (set(rules.signatures) | set(facts)) - set(rules.derived)
     protected = _protections(rules, protect, split)
-    universe = set(rules.constants())
-    for rows in facts.values():
-        for row in rows:
-            universe.update(row)
-    for _, a in request.atoms():
-        universe.update(a.args)
+    universe = _Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args})
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
     relevance = Relevance(
         rules,
@@ -114,7 +114,7 @@ def propose(
 
     asp = AspProblem(problem)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
-    verifier = Verifier(rules, model, request)
+    verifier = Verifier(rules, model, request, consistent=not violations)
     found: dict[tuple, Realization] = {}
     status = "complete"
 
@@ -126,13 +126,13 @@ def propose(
         key = (insert, delete)
         if key in found:
             return True
-        new_model = verifier.realizes(insert, delete)
-        if new_model is None or not verifier.minimal(insert, delete):
+        verified = verifier.realizes(insert, delete)
+        if verified is None or not verifier.minimal(insert, delete):
             raise AssertionError(f"the solver proposed a change set that does not verify: +{insert} -{delete}")
         found[key] = Realization(
             sorted_atoms(map(_user_atom, insert)),
             sorted_atoms(map(_user_atom, delete)),
-            verifier.side_effects(new_model),
+            verifier.side_effects(verified[1], verified[2]),
             fresh,
             "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
             basis,
@@ -188,6 +188,24 @@ def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: l
         return Atom(a.pred, tuple(renaming.get(v, v) if isinstance(v, str) else v for v in a.args))
 
     return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order)
+
+
+class _Universe(Set):
+    """The constants of the model, the program and the request, without copying the model's."""
+
+    def __init__(self, index: ModelIndex, extra: set):
+        self.index = index
+        self.extra = extra
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.extra or value in self.index.constants()
+
+    def __iter__(self):
+        yield from self.index.constants()
+        yield from (v for v in self.extra if v not in self.index.constants())
+
+    def __len__(self) -> int:
+        return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
 
 
 def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:

@@ -147,27 +147,30 @@ class Verifier:
     """Re-evaluates the database a change set produces with the python engine (DESIGN: every
     realization is verified before it is shown)."""
 
-    def __init__(self, rules: Program, model: Mapping[str, Set], request: Request):
+    def __init__(self, rules: Program, model: Mapping[str, Set], request: Request, consistent: bool):
         self.rules = rules
         self.model = model
         self.request = request
+        self.consistent = consistent  # no constraint is violated in `model`
         self.engine = PythonEngine()
 
-    def new_model(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
-        return self.engine.update(self.rules, self.model, insert=_facts(insert), delete=_facts(delete))
-
     def realizes(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
-        """The new model when the changes realize the request with every constraint holding, else None."""
-        model = self.new_model(insert, delete)
+        """``(new model, gained, lost)`` when the changes realize the request with every
+        constraint holding, else None.
+
+        The new model is computed from the current one by the python engine's incremental
+        update; when the current model violates nothing, only constraint instances using a
+        changed tuple are re-checked, else every constraint is."""
+        model, gained, lost = self.engine.update(self.rules, self.model, insert=_facts(insert), delete=_facts(delete), changes=True)
         for atom in self.request.insert:
             if tuple(atom.args) not in model.get(atom.pred, ()):
                 return None
         for atom in self.request.delete:
             if tuple(atom.args) in model.get(atom.pred, ()):
                 return None
-        if find_violations(self.rules, model, self.engine):
+        if find_violations(self.rules, model, self.engine, (gained, lost) if self.consistent else None):
             return None
-        return model
+        return model, gained, lost
 
     def minimal(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], exhaustive_up_to: int = 6) -> bool:
         """No proper subset of the changes is a realization: every subset when there are at most
@@ -188,37 +191,27 @@ class Verifier:
                 return False
         return True
 
-    def side_effects(self, new_model) -> Update:
+    def side_effects(self, gained: Mapping[str, Set], lost: Mapping[str, Set]) -> Update:
         """The induced update on derived predicates, without the requested atoms themselves."""
         requested = set(self.request.insert) | set(self.request.delete)
-        induced = induced_update(self.model, new_model, self.rules, self.rules.derived)
+        induced = induced_update(gained, lost, self.rules.derived)
         return Update(
             tuple(a for a in induced.insert if a not in requested),
             tuple(a for a in induced.delete if a not in requested),
         )
 
 
-def induced_update(old: Mapping[str, Set], new: Mapping[str, Set], rules: Program, preds: Iterable[str] | None = None) -> Update:
-    """Seed 002, Def. 2: the atoms of ``new`` not in ``old`` and of ``old`` not in ``new``, over
-    ``preds`` (default: every relation), with stored facts of split predicates under their own name."""
+def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:
+    """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
+    relation but internal ones), with stored facts of split predicates under their own name."""
     inserted, deleted = [], []
-    for pred in sorted(set(preds) if preds is not None else set(old) | set(new)):
+    for pred in sorted(set(preds) if preds is not None else set(gained) | set(lost)):
         if pred.startswith(VIOLATION_PREFIX) or (pred.startswith(SPLIT_PREFIX) and preds is not None):
             continue
         shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
-        a, b = old.get(pred, set()), new.get(pred, set())
-        inserted += [Atom(shown, row) for row in _difference(b, a)]
-        deleted += [Atom(shown, row) for row in _difference(a, b)]
+        inserted += [Atom(shown, row) for row in gained.get(pred, ())]
+        deleted += [Atom(shown, row) for row in lost.get(pred, ())]
     return Update(sorted_atoms(set(inserted)), sorted_atoms(set(deleted)))
-
-
-def _difference(a: Set, b: Set) -> list[tuple]:
-    from ..engines.encoding import EncodedRelation
-    from ..engines.python import difference
-
-    if isinstance(a, EncodedRelation) and isinstance(b, EncodedRelation) and a.dictionary is b.dictionary and a.arity == b.arity:
-        return list(difference(a, b))
-    return [row for row in a if row not in b]
 
 
 def _facts(atoms: tuple[Atom, ...]) -> dict[str, set[tuple]]:

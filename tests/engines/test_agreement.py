@@ -20,6 +20,12 @@ def test_python_agrees_with_clingo(program, facts):
 def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, insert, delete):
     engine = get_engine("python")
     before = engine.evaluate(program, facts)
-    after = engine.update(program, before, insert=insert, delete=delete)
+    after, gained, lost = engine.update(program, before, insert=insert, delete=delete, changes=True)
     new_facts = {p: (facts[p] - delete.get(p, set())) | (insert.get(p, set()) - delete.get(p, set())) for p in facts}
-    assert decode_facts(after) == decode_facts(engine.evaluate(program, new_facts))
+    expected = decode_facts(engine.evaluate(program, new_facts))
+    assert decode_facts(after) == expected
+    # The reported changes are exactly the induced update (seed 002, Def. 2).
+    old = decode_facts(before)
+    for pred in set(expected) | set(old):
+        assert set(gained.get(pred, ())) == expected.get(pred, set()) - old.get(pred, set()), pred
+        assert set(lost.get(pred, ())) == old.get(pred, set()) - expected.get(pred, set()), pred

@@ -76,7 +76,9 @@ def naive_model(program: Program, facts: dict[str, set]) -> dict[str, set]:
 
 
 def brute_force(program: Program, facts: dict[str, set], request: tuple[str, Atom]) -> set[tuple[frozenset, frozenset]]:
-    universe = CONSTANTS + [FRESH]
+    # The Herbrand universe: the constants of the database, program and request, plus one new one.
+    used = program.constants() | set(request[1].args) | {v for rows in facts.values() for row in rows for v in row}
+    universe = sorted(used, key=str) + [FRESH]
     possible = [(pred, row) for pred, arity in BASE.items() for row in itertools.product(universe, repeat=arity)]
     changes = [("-" if row in facts[pred] else "+", pred, row) for pred, row in possible]
     sign, atom = request
