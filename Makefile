@@ -11,10 +11,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## the main job on the bundled example
+demo: $(STAMP)  ## the main job on the bundled example: a view update, proposed
 	$(VENV)/bin/nablog check nablog/examples/chairs.lp
 	$(VENV)/bin/nablog query nablog/examples/chairs.lp
-	$(VENV)/bin/nablog query nablog/examples/chairs.lp 'staff_chair(X, gerhard)'
+	$(VENV)/bin/nablog propose nablog/examples/chairs.lp '+staff_chair(aravindan, gerhard).'
 
 test: $(STAMP)  ## the test suite
 	$(VENV)/bin/python -m pytest -q
