@@ -132,8 +132,13 @@ class _Evaluator:
         if cols is None:
             cols = [np.zeros(0, INT)] * rel.arity
         keys = _keys([cols[i] for i in positions], self.size)
-        order = np.argsort(keys, kind="stable")
-        entry = (keys[order], order, cols)
+        if rel.packed and positions == tuple(range(len(positions))) and not constants and not repeats:
+            # Rows are sorted on their packed columns, so on any prefix of them: no sort needed.
+            order = np.arange(len(keys))
+            entry = (keys, order, cols)
+        else:
+            order = np.argsort(keys, kind="stable")
+            entry = (keys[order], order, cols)
         # Deltas are used once; caching their indexes would only keep them alive.
         if self.rels.get(atom.pred) is rel:
             rel.indexes[key] = entry
@@ -401,9 +406,11 @@ def _restricted(rule: Rule, position: int, delta: EncodedRelation, state):
     positively: its instances are those where the negated atom is in ``delta``)."""
     literal = rule.body[position]
     if not literal.positive:
+        # The changed tuples bind the literal's variables; the literal itself is still checked
+        # in the given state (with `_`, another tuple may still match).
         body = list(rule.body)
         body[position] = Literal(literal.atom, True)
-        rule = Rule(rule.head, tuple(body), rule.loc)
+        rule = Rule(rule.head, (*body, literal), rule.loc)
     return (rule, position, lambda i, atom: delta if i == position else state(i, atom))
 
 
@@ -424,6 +431,13 @@ def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
     if a.arity == 0:
         return EncodedRelation(a.dictionary, 0, a.keys[: 0 if len(b) else len(a)], None)
     if a.packed:
+        if len(b) * 8 < len(a):
+            # Few tuples to remove from many: find them by binary search instead of probing all of a.
+            pos = np.searchsorted(a.keys, b.keys)
+            inside = pos < len(a)
+            pos = pos[inside]
+            hit = pos[a.keys[pos] == b.keys[inside]]
+            return EncodedRelation(a.dictionary, a.arity, np.delete(a.keys, hit), None)
         return EncodedRelation(a.dictionary, a.arity, a.keys[~member(b.keys, a.keys)], None)
     rows_a, rows_b = np.stack(a.columns(), 1), np.stack(b.columns(), 1)
     keep = ~_member(np.sort(row_view(rows_b)), row_view(rows_a))
