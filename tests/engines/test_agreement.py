@@ -1,5 +1,6 @@
 """The python and clingo engines compute the same perfect model on generated stratified programs."""
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from nablog.engines import get_engine
@@ -29,3 +30,12 @@ def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, inse
     for pred in set(expected) | set(old):
         assert set(gained.get(pred, ())) == expected.get(pred, set()) - old.get(pred, set()), pred
         assert set(lost.get(pred, ())) == old.get(pred, set()) - expected.get(pred, set()), pred
+
+
+@pytest.mark.spark
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stratified_programs(), base_facts(max_rows=5))
+def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
+    expected = decode_facts(get_engine("python").evaluate(program, facts))
+    assert decode_facts(get_engine("clingo").evaluate(program, facts)) == expected
+    assert decode_facts(spark_engine.evaluate(program, facts)) == expected

@@ -1,0 +1,270 @@
+"""The spark engine: exact models, worked out by hand, for each construct of the language."""
+
+import subprocess
+import sys
+
+import pytest
+
+from nablog.lang import NablogError, parse
+
+spark = pytest.mark.spark
+
+
+def model_of(engine, text, facts=None):
+    return engine.evaluate(parse(text), facts or {})
+
+
+@spark
+def test_seed_002_section_2_1(spark_engine):
+    model = model_of(
+        spark_engine,
+        """
+        h(X,Y) :- p(X,Y), not e(X,Y).
+        p(X,Y) :- e(X,Y).
+        p(X,Y) :- e(X,Z), p(Z,Y).
+        aux :- p(X,X).
+        ic1 :- p(X,Y).
+        ic2 :- not aux.
+        #require ic1.
+        #require ic2.
+        e(1,2). e(1,4). e(2,3).
+        """,
+    )
+    assert model == {
+        "e": {(1, 2), (1, 4), (2, 3)},
+        "p": {(1, 2), (1, 4), (2, 3), (1, 3)},
+        "h": {(1, 3)},
+        "aux": set(),
+        "ic1": {()},
+        "ic2": {()},
+    }
+    assert all(type(rows) is set for rows in model.values())
+
+
+@spark
+def test_transitive_closure_linear_nonlinear_and_mutual_recursion(spark_engine):
+    # 1 -> 2 -> 3 -> 4 -> 2: everything reachable from 1 and the cycle 2, 3, 4 reaching itself.
+    edges = {(1, 2), (2, 3), (3, 4), (4, 2)}
+    closure = {(1, 2), (1, 3), (1, 4)} | {(x, y) for x in (2, 3, 4) for y in (2, 3, 4)}
+    model = model_of(
+        spark_engine,
+        """
+        lin(X,Y) :- e(X,Y).
+        lin(X,Y) :- e(X,Z), lin(Z,Y).
+        non(X,Y) :- e(X,Y).
+        non(X,Y) :- non(X,Z), non(Z,Y).
+        odd(X,Y) :- c(X,Y).
+        odd(X,Y) :- c(X,Z), even(Z,Y).
+        even(X,Y) :- c(X,Z), odd(Z,Y).
+        """,
+        {"e": edges, "c": {(1, 2), (2, 3), (3, 4)}},
+    )
+    assert model["lin"] == closure
+    assert model["non"] == closure
+    # Paths of odd and of even length along the chain 1 -> 2 -> 3 -> 4.
+    assert model["odd"] == {(1, 2), (2, 3), (3, 4), (1, 4)}
+    assert model["even"] == {(1, 3), (2, 4)}
+
+
+@spark
+def test_negation_with_anonymous_variables_constants_and_repeated_variables(spark_engine):
+    model = model_of(
+        spark_engine,
+        """
+        node(X) :- e(X,_).
+        node(Y) :- e(_,Y).
+        source(X) :- node(X), not e(_,X).
+        sink(X) :- node(X), not e(X,_).
+        lonely(X) :- n(X), not e(X,_), not e(_,X).
+        noloop(X) :- node(X), not e(X,X).
+        not_to_3(X) :- node(X), not e(X,3).
+        quiet :- node(X), not e(_,_).
+        none_missing(X) :- node(X), not absent(X).
+        """,
+        {"e": {(1, 2), (2, 3), (5, 5)}, "n": {(1,), (4,)}},
+    )
+    assert model["node"] == {(1,), (2,), (3,), (5,)}
+    assert model["source"] == {(1,)}
+    assert model["sink"] == {(3,)}
+    assert model["lonely"] == {(4,)}
+    assert model["noloop"] == {(1,), (2,), (3,)}
+    assert model["not_to_3"] == {(1,), (3,), (5,)}
+    assert model["quiet"] == set()
+    # A relation with neither facts nor rules is empty, and is part of the model.
+    assert model["absent"] == set()
+    assert model["none_missing"] == model["node"]
+
+
+@spark
+def test_comparisons_order_integers_before_strings_and_strings_by_code_point(spark_engine):
+    # The order of the values of v: -3 < 1 < 10 < "10" < "B" < "a" < "b".
+    values = {(-3,), (1,), (10,), ("10",), ("B",), ("a",), ("b",)}
+    model = model_of(
+        spark_engine,
+        """
+        big(X) :- v(X), X > 5.
+        low(X) :- v(X), X < "B".
+        mid(X) :- v(X), X >= 1, X <= a.
+        ne(X) :- v(X), X != 10.
+        eq(X) :- v(X), X = "10".
+        ordered(X,Y) :- w(X,Y), X < Y.
+        same(X,Y) :- w(X,Y), X = Y.
+        always :- 1 < "a".
+        never :- "a" < 1.
+        guarded(X) :- v(X), 2 < 3, X <= 1.
+        """,
+        {"v": values, "w": {(1, "a"), ("a", 1), (2, 3), (3, 2), ("b", "a"), ("a", "b"), (5, 5)}},
+    )
+    assert model["big"] == {(10,), ("10",), ("B",), ("a",), ("b",)}
+    assert model["low"] == {(-3,), (1,), (10,), ("10",)}
+    assert model["mid"] == {(1,), (10,), ("10",), ("B",), ("a",)}
+    assert model["ne"] == values - {(10,)}
+    assert model["eq"] == {("10",)}
+    assert model["ordered"] == {(1, "a"), (2, 3), ("a", "b")}
+    assert model["same"] == {(5, 5)}
+    assert model["always"] == {()}
+    assert model["never"] == set()
+    assert model["guarded"] == {(-3,), (1,)}
+
+
+@spark
+def test_zero_ary_predicates(spark_engine):
+    program = """
+        p :- q(X).
+        r(X) :- s(X), p.
+        t(X) :- s(X), not p.
+        u :- not p.
+        w :- p, not u.
+        g(X) :- s(X), f.
+        f.
+    """
+    model = model_of(spark_engine, program, {"q": {(7,)}, "s": {(1,), (2,)}})
+    assert model == {
+        "p": {()},
+        "q": {(7,)},
+        "r": {(1,), (2,)},
+        "s": {(1,), (2,)},
+        "t": set(),
+        "u": set(),
+        "w": {()},
+        "f": {()},
+        "g": {(1,), (2,)},
+    }
+    model = model_of(spark_engine, program, {"s": {(1,), (2,)}})
+    assert model == {
+        "p": set(),
+        "q": set(),
+        "r": set(),
+        "s": {(1,), (2,)},
+        "t": {(1,), (2,)},
+        "u": {()},
+        "w": set(),
+        "f": {()},
+        "g": {(1,), (2,)},
+    }
+
+
+@spark
+def test_constants_in_heads_and_in_body_atoms(spark_engine):
+    model = model_of(
+        spark_engine,
+        """
+        p(X, 1) :- q(X).
+        city("New York", X) :- q(X).
+        k(a) :- q(_).
+        at3(X) :- e(X, 3).
+        from1(Y) :- e(1, Y).
+        """,
+        {"q": {("x",), (2,)}, "e": {(1, 3), (2, 3), (1, 4), (3, 1)}},
+    )
+    assert model["p"] == {("x", 1), (2, 1)}
+    assert model["city"] == {("New York", "x"), ("New York", 2)}
+    assert model["k"] == {("a",)}
+    assert model["at3"] == {(1,), (2,)}
+    assert model["from1"] == {(3,), (4,)}
+
+
+@spark
+def test_repeated_variables(spark_engine):
+    model = model_of(
+        spark_engine,
+        """
+        loop(X) :- e(X,X).
+        diag(X,X) :- s(X).
+        all_same(X) :- t(X,X,X).
+        ends(X,Y) :- t(X,Y,X).
+        """,
+        {
+            "e": {(1, 1), (1, 2), ("a", "a")},
+            "s": {(1,), ("b",)},
+            "t": {(1, 1, 1), (1, 2, 1), (2, 2, 1), ("a", 1, "a")},
+        },
+    )
+    assert model["loop"] == {(1,), ("a",)}
+    assert model["diag"] == {(1, 1), ("b", "b")}
+    assert model["all_same"] == {(1,)}
+    assert model["ends"] == {(1, 1), (1, 2), ("a", 1)}
+
+
+@spark
+def test_cross_product_of_literals_sharing_no_variable(spark_engine):
+    model = model_of(
+        spark_engine,
+        """
+        pairs(X,Y) :- a(X), b(Y).
+        ordered(X,Y) :- a(X), a(Y), X < Y.
+        """,
+        {"a": {(1,), (2,)}, "b": {("x",), ("y",)}},
+    )
+    assert model["pairs"] == {(1, "x"), (1, "y"), (2, "x"), (2, "y")}
+    assert model["ordered"] == {(1, 2)}
+
+
+@spark
+def test_facts_and_rules_of_one_predicate(spark_engine):
+    model = model_of(spark_engine, "p(1). p(X) :- q(X). r(X) :- p(X), not q(X).", {"q": {(2,)}, "p": {(3,)}})
+    assert model["p"] == {(1,), (2,), (3,)}
+    assert model["r"] == {(1,), (3,)}
+    assert model["base__p"] == {(1,), (3,)}
+
+
+@spark
+def test_written_checkpoints_give_the_same_model(tmp_path):
+    from nablog.engines.spark import SparkEngine
+
+    engine = SparkEngine(checkpoint_dir=str(tmp_path))
+    model = model_of(engine, "p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y).", {"e": {(1, 2), (2, 3), (3, 4)}})
+    assert model["p"] == {(1, 2), (2, 3), (3, 4), (1, 3), (2, 4), (1, 4)}
+    assert any(tmp_path.iterdir())
+
+
+@spark
+def test_one_session_per_process(spark_engine):
+    from nablog.engines.spark import LOG_CONFIG, spark_session
+
+    session = spark_engine.session
+    assert spark_session() is session
+    conf = session.sparkContext.getConf()
+    assert LOG_CONFIG.as_uri() in conf.get("spark.driver.extraJavaOptions")
+    assert conf.get("spark.ui.enabled") == "false"
+    assert session.conf.get("spark.sql.shuffle.partitions") == "4"
+    running = session.sparkContext.master
+    other = "local[1]" if running != "local[1]" else "local[2]"
+    with pytest.raises(NablogError, match=r"already running in this process"):
+        spark_session(other)
+
+
+def test_missing_pyspark_is_a_nablog_error(monkeypatch):
+    import nablog.engines.spark as spark_module
+
+    monkeypatch.setattr(spark_module, "find_spec", lambda name: None)
+    with pytest.raises(NablogError) as info:
+        spark_module.SparkEngine()
+    assert info.value.message == "the spark engine needs pyspark"
+    assert info.value.hint == "pip install 'nablog[spark]'"
+
+
+def test_importing_the_engine_does_not_import_pyspark():
+    code = "import sys, nablog, nablog.engines.spark; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
