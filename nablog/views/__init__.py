@@ -1,1 +1,5 @@
-"""Materialized views: maintenance, monitoring and subscriptions."""
+"""Materialized views: update propagation (induced updates), maintenance and monitoring."""
+
+from .propagation import METHODS, propagate
+
+__all__ = ["METHODS", "propagate"]
