@@ -18,6 +18,7 @@ from . import __version__
 from .database import Database, Violation
 from .engines import ENGINES
 from .solver import CANDIDATE_POLICIES
+from .views import METHODS as PROPAGATION_METHODS
 from .lang import NablogError, format_constant, row_sort_key
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -105,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
     apply.set_defaults(run=run_apply)
 
+    propagate = commands.add_parser(
+        "propagate",
+        help="the induced update of a change of base facts, without applying it",
+        description="Compute every base and derived fact that appears or disappears when UPDATE "
+        "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
+    )
+    _add_database_options(propagate, request=True)
+    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default) or the paper's rules R∆ ∪ R∆τ evaluated literally")
+    propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
+    propagate.set_defaults(run=run_propagate)
+
     undo = commands.add_parser(
         "undo",
         help="take back the last applied change",
@@ -121,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
+    explain.add_argument("--rules", choices=("normalized", "up", "vu"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), or view-update rules R∇ ∪ R∇τ (Def. 9, 10)")
     explain.set_defaults(run=run_explain)
     return parser
 
@@ -302,11 +315,26 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if violations else 0
 
 
+def run_propagate(args: argparse.Namespace) -> int:
+    files, update_text = split_request(args.files)
+    db = open_database(args, files)
+    update = db.propagate(update_text, method=args.method)
+    if args.json:
+        json.dump(update.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in update.lines()) or "no change\n")
+    return 0
+
+
 def run_explain(args: argparse.Namespace) -> int:
     from .lang import analyze, parse_files
 
     program = parse_files(args.files)
     analysis = analyze(program)
+    if args.rules:
+        sys.stdout.write(str(transformed(program, args.rules)) + "\n")
+        return 0
     graph = analysis.graph
     if args.dot:
         text = to_dot(analysis)
@@ -329,6 +357,21 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.dot:
         out.write(f"wrote the dependency graph to {args.dot}\n")
     return 0
+
+
+def transformed(program, which: str):
+    """The program's rules after one of seed 002's transformations, as nablog text."""
+    from .lang import Program, Rule, separate_facts
+    from .transforms import normalize, propagation_rules, transition_rules, view_update_rules, view_update_transitions
+
+    rules, _ = separate_facts(program)
+    normalized = normalize(Program(tuple(s for s in rules.statements if isinstance(s, Rule))))
+    if which == "normalized":
+        return normalized
+    if which == "up":
+        return propagation_rules(normalized) + transition_rules(normalized)
+    vu = view_update_rules(normalized)
+    return vu + view_update_transitions(normalized.with_statements(rules.requirements), vu)
 
 
 def to_dot(analysis) -> str:

@@ -263,6 +263,36 @@ class Database:
             violations=self._python_violations,
         )
 
+    def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":
+        """The induced update (seed 002, Def. 2) of a change of base facts, without applying it.
+
+        ``update`` is written like a request, ``-edge(b, c). +edge(h, d).``, on base relations
+        (facts of a predicate that also has rules are its stored facts).
+
+        >>> db = Database.from_text("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y). e(1,2). e(2,3).")
+        >>> db.propagate("-e(1, 2).").lines()
+        ['-e(1, 2)', '-p(1, 2)', '-p(1, 3)']
+        """
+        from .solver import parse_request
+        from .views import propagate
+
+        request = parse_request(update) if isinstance(update, str) else update
+        derived = self.rules.derived
+        for _, atom in request.atoms():
+            if atom.pred in derived and base_part(atom.pred) not in self._facts:
+                raise QueryError(
+                    f"{atom.pred} is a view: an update changes base facts only",
+                    atom.loc,
+                    f"to change {atom.pred} through its base facts, ask for realizations: nablog propose ... '{'+' if atom in request.insert else '-'}{atom}.'",
+                )
+        insert: dict[str, set] = {}
+        delete: dict[str, set] = {}
+        for atom in request.insert:
+            insert.setdefault(atom.pred, set()).add(tuple(atom.args))
+        for atom in request.delete:
+            delete.setdefault(atom.pred, set()).add(tuple(atom.args))
+        return propagate(self.rules, self._facts, insert, delete, model=self.python_model(), method=method)
+
     # -- applying changes ---------------------------------------------------------------------------
 
     def fingerprint(self) -> str:

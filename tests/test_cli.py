@@ -125,3 +125,32 @@ def test_version_and_help_run_as_a_real_process():
     assert done.returncode == 0 and done.stdout.startswith("nablog ")
     done = subprocess.run([sys.executable, "-m", "nablog.cli", "query", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--engine" in done.stdout
+
+
+@pytest.mark.parametrize("method", ["incremental", "rules"])
+def test_propagate_seed_001_example_2_exact_differentials(capsys, method):
+    graph = str(EXAMPLES / "graph.lp")
+    assert main(["propagate", graph, "-edge(b, c).", "+edge(h, d).", "--json", "--method", method]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "insert": ["closure(h, c)", "closure(h, d)", "closure(h, g)", "edge(h, d)"],
+        "delete": ["closure(a, c)", "closure(a, g)", "closure(b, c)", "closure(b, g)", "edge(b, c)"],
+    }
+
+
+def test_propagate_refuses_to_change_a_view_directly(capsys):
+    assert main(["propagate", str(EXAMPLES / "graph.lp"), "+closure(a, a)."]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == "error: closure is a view: an update changes base facts only"
+
+
+def test_explain_prints_transformed_rules(capsys):
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "normalized"]) == 0
+    assert capsys.readouterr().out == (
+        "closure(X, Y) :- edge(X, Y).\n"
+        "closure(X, Y) :- aux1__closure(X, Y).\n"
+        "aux1__closure(X, Y) :- aux2__closure(X, Y, Z).\n"
+        "aux2__closure(X, Y, Z) :- edge(X, Z), closure(Z, Y).\n"
+    )
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "up"]) == 0
+    assert "ins__closure(X, Y) :- ins__edge(X, Y), not closure(X, Y).\n" in capsys.readouterr().out
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "vu"]) == 0
+    assert "vu_ins__edge(X, Y) ; vu_ins__aux1__closure(X, Y) :- vu_ins__closure(X, Y).\n" in capsys.readouterr().out
