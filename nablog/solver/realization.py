@@ -25,18 +25,67 @@ def sorted_atoms(atoms) -> tuple[Atom, ...]:
     return tuple(sorted(atoms, key=atom_key))
 
 
-@dataclass(frozen=True)
 class Update:
-    """Ground atoms that appear (``insert``) and disappear (``delete``)."""
+    """Ground atoms that appear (``insert``) and disappear (``delete``), sorted.
 
-    insert: tuple[Atom, ...] = ()
-    delete: tuple[Atom, ...] = ()
+    Built from atoms, or lazily from relations (``gained``/``lost``: predicate to tuples, as the
+    python engine reports an induced update), so that a million-tuple update costs no Python
+    objects until its atoms are asked for; ``count`` and ``len`` never build them.
+    """
+
+    def __init__(self, insert: Iterable[Atom] = (), delete: Iterable[Atom] = (), *, gained=None, lost=None):
+        self._insert = tuple(insert) if gained is None else None
+        self._delete = tuple(delete) if lost is None else None
+        self._gained = gained or {}
+        self._lost = lost or {}
+
+    @staticmethod
+    def _atoms(relations: Mapping[str, Set]) -> tuple[Atom, ...]:
+        out = []
+        for pred in sorted(relations):
+            rows = relations[pred]
+            # Columnar relations iterate in the order of constants already.
+            ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=lambda r: tuple(constant_sort_key(v) for v in r))
+            shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
+            out.extend(Atom(shown, row) for row in ordered)
+        return tuple(out)
+
+    @property
+    def insert(self) -> tuple[Atom, ...]:
+        if self._insert is None:
+            self._insert = self._atoms(self._gained)
+        return self._insert
+
+    @property
+    def delete(self) -> tuple[Atom, ...]:
+        if self._delete is None:
+            self._delete = self._atoms(self._lost)
+        return self._delete
+
+    def count(self, pred: str | None = None) -> tuple[int, int]:
+        """How many atoms (of ``pred``, or of every predicate) appear and disappear."""
+        def size(atoms, relations):
+            if atoms is not None:
+                return sum(1 for a in atoms if pred is None or a.pred == pred)
+            return sum(len(rows) for p, rows in relations.items() if pred is None or p == pred)
+
+        return size(self._insert, self._gained), size(self._delete, self._lost)
 
     def __bool__(self) -> bool:
-        return bool(self.insert or self.delete)
+        return len(self) > 0
 
     def __len__(self) -> int:
-        return len(self.insert) + len(self.delete)
+        return sum(self.count())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Update) and (self.insert, self.delete) == (other.insert, other.delete)
+
+    def __hash__(self) -> int:
+        return hash((self.insert, self.delete))
+
+    def __repr__(self) -> str:
+        plus, minus = self.count()
+        return f"Update(+{plus}, -{minus})"
 
     def to_json(self) -> dict:
         return {"insert": [str(a) for a in self.insert], "delete": [str(a) for a in self.delete]}
@@ -55,7 +104,7 @@ class Realization:
 
     insert: tuple[Atom, ...]
     delete: tuple[Atom, ...]
-    side_effects: Update = Update()
+    side_effects: Update = field(default_factory=Update)
     fresh: tuple[str, ...] = ()
     reason: str = ""
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
@@ -204,14 +253,16 @@ class Verifier:
 def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:
     """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
     relation but internal ones), with stored facts of split predicates under their own name."""
-    inserted, deleted = [], []
-    for pred in sorted(set(preds) if preds is not None else set(gained) | set(lost)):
-        if pred.startswith(VIOLATION_PREFIX) or (pred.startswith(SPLIT_PREFIX) and preds is not None):
-            continue
-        shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
-        inserted += [Atom(shown, row) for row in gained.get(pred, ())]
-        deleted += [Atom(shown, row) for row in lost.get(pred, ())]
-    return Update(sorted_atoms(set(inserted)), sorted_atoms(set(deleted)))
+    keep = set(preds) if preds is not None else set(gained) | set(lost)
+
+    def shown(pred: str) -> bool:
+        internal = pred.startswith(VIOLATION_PREFIX) or (pred.startswith(SPLIT_PREFIX) and preds is not None)
+        return pred in keep and not internal
+
+    return Update(
+        gained={p: rows for p, rows in gained.items() if shown(p) and len(rows)},
+        lost={p: rows for p, rows in lost.items() if shown(p) and len(rows)},
+    )
 
 
 def _facts(atoms: tuple[Atom, ...]) -> dict[str, set[tuple]]:

@@ -74,7 +74,13 @@ def _by_rules(rules: Program, facts, insert, delete) -> Update:
     for pred, rows in delete.items():
         stored = base_part(pred) if pred in derived else pred
         seeds[DEL + stored] = {r for r in rows if r in old.get(stored, ())}
-    base = [(p, n) for p, n in {**normalized.signatures, **{p: _arity(r) for p, r in old.items()}}.items() if p not in normalized.derived]
+    arities = {p: _arity(r) for p, r in old.items() if len(r)}
+    for changes in (insert, delete):
+        for pred, rows in changes.items():
+            for row in rows:
+                arities.setdefault(base_part(pred) if pred in derived else pred, len(row))
+    arities.update(normalized.signatures)
+    base = [(p, arities.get(p, 0)) for p in set(old) | set(arities) if p not in normalized.derived]
     for pred, arity in base:
         seeds.setdefault(INS + pred, set())
         seeds.setdefault(DEL + pred, set())
