@@ -36,11 +36,13 @@ from .encoding import (
     ConstantDictionary,
     EncodedRelation,
     fits_in_key,
+    key_base,
     member,
     merge_sorted,
     pack,
     row_view,
     unique_rows,
+    unpack,
 )
 from .plan import ComponentPlan, body_order, component_plans
 
@@ -166,6 +168,20 @@ class _Evaluator:
             for v in fresh:
                 out[v] = cols[positions[v]][ri]  # type: ignore[index]
             return Frame(len(fi), out)
+        prefix = self._prefix(atom, rel, [positions[v] for v in shared])
+        if prefix is not None:
+            # The bound columns lead the packed keys: each probe is a range of the sorted keys,
+            # found by binary search, and only the matching rows are unpacked. No index needed.
+            lo, hi = self._prefix_ranges(rel, [frame.cols[v] for v in sorted(shared, key=positions.get)], prefix)
+            counts = hi - lo
+            total = int(counts.sum())
+            fi = np.repeat(np.arange(frame.n), counts)
+            ri = np.arange(total) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+            matched = unpack(rel.keys[ri], self.size, rel.arity)
+            out = {v: c[fi] for v, c in frame.cols.items()}
+            for v in fresh:
+                out[v] = matched[positions[v]]
+            return Frame(total, out)
         sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
         probe = _keys([frame.cols[v] for v in shared], self.size)
         lo = np.searchsorted(sorted_keys, probe, "left")
@@ -190,9 +206,28 @@ class _Evaluator:
             cols = self._selected(atom, rel)
             present = cols is not None and (len(cols[0]) > 0 if cols else len(rel) > 0)
             return Frame(0, {v: c[:0] for v, c in frame.cols.items()}) if present else frame
+        prefix = self._prefix(atom, rel, list(positions.values()))
+        if prefix is not None:
+            lo, hi = self._prefix_ranges(rel, [frame.cols[v] for v in sorted(positions, key=positions.get)], prefix)
+            return frame.keep(lo == hi)
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
         probe = _keys([frame.cols[v] for v in positions], self.size)
         return frame.keep(~_member(sorted_keys, probe))
+
+    def _prefix(self, atom: Atom, rel: EncodedRelation, bound: list[int]) -> int | None:
+        """The number of leading columns bound, when the bound columns are exactly a prefix of a
+        packed relation's columns and the atom has no constants or repeated variables."""
+        if not rel.packed or not rel.arity or sorted(bound) != list(range(len(bound))):
+            return None
+        names = [t.name for t in atom.args if isinstance(t, Var) and t.name != "_"]
+        if len(names) != len(set(names)) or any(not isinstance(t, Var) for t in atom.args):
+            return None
+        return len(bound)
+
+    def _prefix_ranges(self, rel: EncodedRelation, columns: list[np.ndarray], k: int):
+        scale = key_base(self.size) ** (rel.arity - k)
+        probe = pack(columns, self.size)
+        return np.searchsorted(rel.keys, probe * scale, "left"), np.searchsorted(rel.keys, (probe + 1) * scale, "left")
 
     def compare(self, frame: Frame, cmp: Comparison) -> Frame:
         return frame.keep(_CMP[cmp.op](self._operand(frame, cmp.left), self._operand(frame, cmp.right)))
