@@ -17,7 +17,7 @@ from typing import Sequence, TextIO
 from . import __version__
 from .database import Database, Violation
 from .engines import ENGINES
-from .solver import CANDIDATE_POLICIES
+from .solver import CANDIDATE_POLICIES, METHODS
 from .views import METHODS as PROPAGATION_METHODS
 from .lang import NablogError, format_constant, row_sort_key
 
@@ -154,6 +154,7 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
 
 
 def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--method", choices=METHODS, default="asp", help="asp: clingo over goal-directed candidates (default); transform: seed 002's Algorithm 1")
     parser.add_argument("--limit", type=int, metavar="N", help="stop after N realizations")
     parser.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
@@ -224,6 +225,7 @@ def _protections(args: argparse.Namespace) -> list:
 def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None):
     return db.propose(
         request,
+        method=args.method,
         limit=args.limit if limit is None else limit,
         timeout=args.timeout,
         candidates=args.candidates,

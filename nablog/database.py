@@ -230,6 +230,7 @@ class Database:
         candidates: str = "attribute",
         max_fresh: int = 2,
         protect: Iterable[str | Atom] = (),
+        exhaustive: bool = False,
     ) -> "Proposal":
         """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
 
@@ -261,6 +262,7 @@ class Database:
             basis=self.basis,
             index=self._index,
             violations=self._python_violations,
+            exhaustive=exhaustive,
         )
 
     def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":

@@ -9,13 +9,18 @@ enumerate exactly the models whose set of changes is subset-minimal.
 
 Each constraint, required atom and protected fact is guarded by a switch (an external atom), so
 when no model exists, switching them off one by one finds a minimal set that stands in the way.
+
+With ``weights`` (candidate index to ``(weight, priority)``) the same program gets a
+``#minimize`` statement and enumeration yields the change sets of least total weight instead
+(``--opt-mode=optN``; priorities compare lexicographically, higher first): weight 1 everywhere
+gives the cardinality-minimal ones.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import clingo
 
@@ -28,13 +33,15 @@ class Enumeration:
 
     status: str = "complete"  # complete | stopped | timeout | unsatisfiable
     core: list[str] = field(default_factory=list)
+    cost: list[int] = field(default_factory=list)  # with weights: the least cost, per priority (highest first)
 
 
 class AspProblem:
     """A ground problem as a clingo program, with named switches for the explanation of failure."""
 
-    def __init__(self, problem: GroundProblem):
+    def __init__(self, problem: GroundProblem, weights: Mapping[int, tuple[int, int]] | None = None):
         self.problem = problem
+        self.weights = dict(weights) if weights else None
         self.atom_ids: dict[GroundAtom, int] = {}
         self.switches: list[str] = []  # name of each on(I) assumption
         lines: list[str] = []
@@ -63,6 +70,10 @@ class AspProblem:
                 named[name] = self._switch(f"constraint {name}")
             body = [f"x({self._id(b)})" for b in pos] + [f"not x({self._id(b)})" for b in neg]
             lines.append(f":- {', '.join(body)}, on({named[name]}).")
+        if self.weights:
+            terms = [f"{w}@{p},{k} : ch({k})" for k, (w, p) in sorted(self.weights.items()) if w]
+            if terms:
+                lines.append("#minimize { " + "; ".join(terms) + " }.")
         lines.append("#show ch/1.")
         self.text = "\n".join(lines)
 
@@ -82,7 +93,11 @@ class AspProblem:
         reports some satisfiable programs as unsatisfiable under assumptions on externals.
         """
         args = ["--warn=none"]
-        if minimal:
+        if minimal and self.weights:
+            # Core-guided optimization (usc) proves optima of repair-sized problems in well under a
+            # second where branch-and-bound does not finish (1,000 hospital rows: 0.4 s vs > 20 s).
+            args += ["--heuristic=Domain", "--opt-mode=optN", "--opt-strategy=usc", "0"]
+        elif minimal:
             args += ["--heuristic=Domain", "--enum-mode=domRec", "0"]
         control = clingo.Control(args)
         control.add("base", [], self.text + "\n" + "\n".join(f"#external on({i})." for i in range(len(self.switches))))
@@ -98,11 +113,18 @@ class AspProblem:
         deadline = None if timeout is None else time.monotonic() + timeout
         control = self._control(minimal=True)
         count = 0
-        for change_set in self._models(control, deadline, result):
+        best: frozenset[int] | None = None
+        for change_set, proven in self._models(control, deadline, result):
+            if not proven:
+                best = change_set  # optimization goes on; the last one seen is the best so far
+                continue
             count += 1
             if not accept(change_set):
                 result.status = "stopped"
                 break
+        if count == 0 and result.status == "timeout" and best is not None:
+            accept(best)  # the best change set found before the timeout, not proven optimal
+            count = 1
         if count == 0 and result.status == "complete":
             result.status = "unsatisfiable"
             result.core = self.explain_failure(deadline)
@@ -122,7 +144,10 @@ class AspProblem:
                 model = handle.model()
                 if model is None:
                     return
-                yield frozenset(s.arguments[0].number for s in model.symbols(shown=True))
+                if self.weights:
+                    result.cost = list(model.cost)
+                proven = not self.weights or model.optimality_proven
+                yield frozenset(s.arguments[0].number for s in model.symbols(shown=True)), proven
 
     def satisfiable(self, off: set[int], deadline: float | None = None) -> bool | None:
         """Whether some change set satisfies everything except the switches in ``off``."""

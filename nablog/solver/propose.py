@@ -26,7 +26,7 @@ from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
 CANDIDATE_POLICIES = ("attribute", "herbrand")
-METHODS = ("asp",)
+METHODS = ("asp", "transform")
 
 
 def propose(
@@ -45,6 +45,7 @@ def propose(
     basis: str = "",
     index: ModelIndex | None = None,
     violations: list | None = None,
+    exhaustive: bool = False,
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -57,7 +58,8 @@ def propose(
     request : Request or str
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
     method : str
-        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates.
+        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates;
+        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`).
     limit : int, optional
         Stop after this many realizations (status ``bounded``).
     timeout : float, optional
@@ -73,6 +75,8 @@ def propose(
     basis : str
         A fingerprint of the stored data, kept with each realization so that applying it to
         changed data can be refused.
+    exhaustive : bool
+        For ``method="transform"``: continue past the first round with realizations.
     index, violations : optional
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
@@ -97,6 +101,34 @@ def propose(
     base = (set(rules.signatures) | set(facts)) - set(rules.derived)
     protected = _protections(rules, protect, split)
     universe = _Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args})
+    remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+    verifier = Verifier(rules, model, request, consistent=not violations)
+    found: dict[tuple, Realization] = {}
+    status = "complete"
+
+    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str) -> bool:
+        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
+        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
+        insert, delete, fresh = canonical(insert, delete, fresh_names)
+        key = (insert, delete)
+        if key in found:
+            return True
+        verified = verifier.realizes(insert, delete)
+        if verified is None or not verifier.minimal(insert, delete):
+            raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
+        found[key] = Realization(
+            sorted_atoms(map(_user_atom, insert)),
+            sorted_atoms(map(_user_atom, delete)),
+            verifier.side_effects(verified[1], verified[2]),
+            fresh,
+            "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
+            basis,
+        )
+        return limit is None or len(found) < limit
+
+    if method == "transform":
+        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive)
+
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
     relevance = Relevance(
         rules,
@@ -113,33 +145,10 @@ def propose(
         return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
 
     asp = AspProblem(problem)
-    remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
-    verifier = Verifier(rules, model, request, consistent=not violations)
-    found: dict[tuple, Realization] = {}
-    status = "complete"
-
-    def accept(change_set: frozenset[int]) -> bool:
-        changes = [problem.candidates[k] for k in sorted(change_set)]
-        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
-        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
-        insert, delete, fresh = canonical(insert, delete, problem.fresh)
-        key = (insert, delete)
-        if key in found:
-            return True
-        verified = verifier.realizes(insert, delete)
-        if verified is None or not verifier.minimal(insert, delete):
-            raise AssertionError(f"the solver proposed a change set that does not verify: +{insert} -{delete}")
-        found[key] = Realization(
-            sorted_atoms(map(_user_atom, insert)),
-            sorted_atoms(map(_user_atom, delete)),
-            verifier.side_effects(verified[1], verified[2]),
-            fresh,
-            "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
-            basis,
-        )
-        return limit is None or len(found) < limit
-
-    enumeration = asp.enumerate(accept, timeout=remaining)
+    enumeration = asp.enumerate(
+        lambda change_set: accept_changes([problem.candidates[k] for k in sorted(change_set)], problem.fresh, "asp"),
+        timeout=remaining,
+    )
     realizations = sorted(found.values(), key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
     if enumeration.status == "timeout":
         status = "timeout"
@@ -206,6 +215,25 @@ class _Universe(Set):
 
     def __len__(self) -> int:
         return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
+
+
+def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive) -> Proposal:
+    from .transform import Algorithm1
+
+    algorithm = Algorithm1(
+        rules, facts, model, herbrand=candidates == "herbrand", max_fresh=max_fresh, protected=protected, exhaustive=exhaustive
+    )
+    deadline = None if remaining is None else time.monotonic() + remaining
+    outcome = algorithm.run(request, deadline)
+    for change_set in outcome.change_sets:
+        accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform")
+    realizations = sorted(found.values(), key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+    n = len(realizations)
+    text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
+    text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
+    if outcome.notes:
+        text += " (bounded: " + "; ".join(outcome.notes) + ")"
+    return Proposal(request, outcome.status, realizations, text, [], 0)
 
 
 def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:

@@ -88,8 +88,10 @@ def _body(head: Atom, body, namer: _Namer) -> list[Rule]:
     positives = [b for b in body if isinstance(b, Literal) and b.positive]
     negatives = [b for b in body if isinstance(b, Literal) and not b.positive]
     comparisons = [b for b in body if isinstance(b, Comparison)]
-    if len(body) == 1 or (len(positives) == 1 and not negatives):
-        return [Rule((head,), tuple(body))]  # permutation, projection, selection, or `p :- not q.`
+    if len(body) == 1:
+        return [Rule((head,), tuple(body))]  # permutation, projection, or `p :- not q.`
+    if len(positives) == 1 and not negatives and set(head.variables()) == set(_vars(positives)):
+        return [Rule((head,), tuple(body))]  # a selection (a projection as well is split below)
     rules: list[Rule] = []
     if not positives:
         # `p :- not a, not b.` is `p :- not u.` with the union `u :- a. u :- b.`

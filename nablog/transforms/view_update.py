@@ -81,8 +81,13 @@ def view_update_rules(program: Program, domain: Mapping[tuple[str, int], Iterabl
             out.append(Rule((vu_del(q),), (pos(vu_del(head)), pos(q))))
             if head.pred not in unions_done:
                 unions_done.add(head.pred)
-                branches = tuple(vu_ins(r.body[0].atom) for r in by_head[head.pred])  # type: ignore[union-attr]
-                out.append(Rule(branches, (pos(vu_ins(head)),)))
+                # Each branch is a copy p(x) :- q(x); name its variables after this rule's head.
+                branches = []
+                for r in by_head[head.pred]:
+                    renaming = dict(zip(r.head[0].args, head.args))
+                    branch = r.body[0].atom  # type: ignore[union-attr]
+                    branches.append(vu_ins(Atom(branch.pred, tuple(renaming.get(t, t) for t in branch.args))))
+                out.append(Rule(tuple(dict.fromkeys(branches)), (pos(vu_ins(head)),)))
         elif kind in ("permutation", "selection"):
             q = lits[0].atom
             out += [Rule((vu_ins(q),), (pos(vu_ins(head)), *extra)), Rule((vu_del(q),), (pos(vu_del(head)), *extra))]
