@@ -211,10 +211,72 @@ class EncodedRelation(Set):
         assert self._rows is not None
         return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
 
+    def contains_keys(self, probe: np.ndarray) -> np.ndarray:
+        """Which packed keys are tuples of this (packed) relation."""
+        return member(self.keys, probe)
+
     def __repr__(self) -> str:
-        return f"EncodedRelation(arity={self.arity}, size={len(self)})"
+        return f"{type(self).__name__}(arity={self.arity}, size={len(self)})"
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class PatchedRelation(EncodedRelation):
+    """A large packed relation with a few tuples added and removed, copied only when needed.
+
+    Incremental maintenance changes a few tuples of relations with millions: building each new
+    relation would copy all of it. A patched relation keeps the old one (``base``) with the sorted
+    keys added (``plus``, none in base) and removed (``minus``, all in base); membership, size and
+    range lookups read the three, and ``keys`` materializes the result on first use.
+    """
+
+    __slots__ = ("base", "plus", "minus")
+
+    def __init__(self, base: EncodedRelation, plus: np.ndarray, minus: np.ndarray):
+        super().__init__(base.dictionary, base.arity, None, None)
+        self.base, self.plus, self.minus = base, plus, minus
+
+    @classmethod
+    def of(cls, rel: EncodedRelation, add: np.ndarray, remove: np.ndarray) -> "PatchedRelation":
+        """``rel`` with sorted keys ``add`` (absent) added and ``remove`` (present) removed."""
+        if isinstance(rel, PatchedRelation) and rel._keys is None:
+            in_plus = member(rel.plus, remove)
+            plus = merge_sorted(rel.plus[~member(remove[in_plus], rel.plus)], add)
+            return cls(rel.base, plus, merge_sorted(rel.minus, remove[~in_plus]))
+        return cls(rel, add, remove)
+
+    @property
+    def packed(self) -> bool:
+        return True
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:
+            kept = self.base.keys
+            if len(self.minus):
+                kept = np.delete(kept, np.searchsorted(kept, self.minus))
+            self._keys = merge_sorted(kept, self.plus)
+        return self._keys
+
+    def columns(self) -> list[np.ndarray]:
+        return unpack(self.keys, len(self.dictionary), self.arity)
+
+    def __len__(self) -> int:
+        return len(self.base) - len(self.minus) + len(self.plus)
+
+    def contains_keys(self, probe: np.ndarray) -> np.ndarray:
+        if self._keys is not None:
+            return member(self._keys, probe)
+        return (self.base.contains_keys(probe) & ~member(self.minus, probe)) | member(self.plus, probe)
+
+    def __contains__(self, row: object) -> bool:
+        if not isinstance(row, tuple) or len(row) != self.arity:
+            return False
+        ids = [self.dictionary.id(v) for v in row]  # type: ignore[arg-type]
+        if any(i is None for i in ids):
+            return False
+        probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
+        return bool(self.contains_keys(probe)[0])
 
 
 def unique_rows(rows: np.ndarray) -> np.ndarray:

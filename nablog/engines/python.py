@@ -35,6 +35,7 @@ from .encoding import (
     INT,
     ConstantDictionary,
     EncodedRelation,
+    PatchedRelation,
     fits_in_key,
     key_base,
     member,
@@ -172,12 +173,16 @@ class _Evaluator:
         if prefix is not None:
             # The bound columns lead the packed keys: each probe is a range of the sorted keys,
             # found by binary search, and only the matching rows are unpacked. No index needed.
-            lo, hi = self._prefix_ranges(rel, [frame.cols[v] for v in sorted(shared, key=positions.get)], prefix)
-            counts = hi - lo
-            total = int(counts.sum())
-            fi = np.repeat(np.arange(frame.n), counts)
-            ri = np.arange(total) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
-            matched = unpack(rel.keys[ri], self.size, rel.arity)
+            probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
+            if isinstance(rel, PatchedRelation) and rel._keys is None:
+                fi, keys = self._prefix_matches(rel.base.keys, probe_cols, prefix, rel.arity)
+                keep = ~member(rel.minus, keys)
+                fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
+                fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
+            else:
+                fi, keys = self._prefix_matches(rel.keys, probe_cols, prefix, rel.arity)
+            total = len(fi)
+            matched = unpack(keys, self.size, rel.arity)
             out = {v: c[fi] for v, c in frame.cols.items()}
             for v in fresh:
                 out[v] = matched[positions[v]]
@@ -208,7 +213,15 @@ class _Evaluator:
             return Frame(0, {v: c[:0] for v, c in frame.cols.items()}) if present else frame
         prefix = self._prefix(atom, rel, list(positions.values()))
         if prefix is not None:
-            lo, hi = self._prefix_ranges(rel, [frame.cols[v] for v in sorted(positions, key=positions.get)], prefix)
+            probe_cols = [frame.cols[v] for v in sorted(positions, key=positions.get)]
+            if isinstance(rel, PatchedRelation) and rel._keys is None:
+                count = sum(
+                    sign * (hi - lo)
+                    for sign, keys in ((1, rel.base.keys), (-1, rel.minus), (1, rel.plus))
+                    for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
+                )
+                return frame.keep(count == 0)
+            lo, hi = self._prefix_ranges(rel.keys, probe_cols, prefix, rel.arity)
             return frame.keep(lo == hi)
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
         probe = _keys([frame.cols[v] for v in positions], self.size)
@@ -224,10 +237,19 @@ class _Evaluator:
             return None
         return len(bound)
 
-    def _prefix_ranges(self, rel: EncodedRelation, columns: list[np.ndarray], k: int):
-        scale = key_base(self.size) ** (rel.arity - k)
+    def _prefix_ranges(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int):
+        """Per probe row, the range of sorted packed ``keys`` whose first ``k`` columns equal it."""
+        scale = key_base(self.size) ** (arity - k)
         probe = pack(columns, self.size)
-        return np.searchsorted(rel.keys, probe * scale, "left"), np.searchsorted(rel.keys, (probe + 1) * scale, "left")
+        return np.searchsorted(keys, probe * scale, "left"), np.searchsorted(keys, (probe + 1) * scale, "left")
+
+    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int):
+        """For each match, the probe row it extends and the matched key."""
+        lo, hi = self._prefix_ranges(keys, columns, k, arity)
+        counts = hi - lo
+        fi = np.repeat(np.arange(len(lo)), counts)
+        ri = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        return fi, keys[ri]
 
     def compare(self, frame: Frame, cmp: Comparison) -> Frame:
         return frame.keep(_CMP[cmp.op](self._operand(frame, cmp.left), self._operand(frame, cmp.right)))
@@ -461,19 +483,27 @@ def intersection(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
     return difference(a, difference(a, b))
 
 
+def _small(change: int, rel: EncodedRelation) -> bool:
+    """Whether a change (with the patches a relation carries already) is small enough against
+    it to patch it rather than copy it."""
+    if isinstance(rel, PatchedRelation) and rel._keys is None:
+        change += len(rel.plus) + len(rel.minus)
+    return len(rel) >= PATCH_MIN and change * PATCH_RATIO <= len(rel)
+
+
+PATCH_MIN, PATCH_RATIO = 50_000, 64
+
+
 def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
     """Tuples of ``a`` not in ``b`` (same dictionary and arity)."""
     if a.arity == 0:
         return EncodedRelation(a.dictionary, 0, a.keys[: 0 if len(b) else len(a)], None)
     if a.packed:
-        if len(b) * 8 < len(a):
-            # Few tuples to remove from many: find them by binary search instead of probing all of a.
-            pos = np.searchsorted(a.keys, b.keys)
-            inside = pos < len(a)
-            pos = pos[inside]
-            hit = pos[a.keys[pos] == b.keys[inside]]
-            return EncodedRelation(a.dictionary, a.arity, np.delete(a.keys, hit), None)
-        return EncodedRelation(a.dictionary, a.arity, a.keys[~member(b.keys, a.keys)], None)
+        if _small(len(b), a):
+            # Few tuples to remove from many: patch instead of copying all of a.
+            gone = b.keys[a.contains_keys(b.keys)]
+            return PatchedRelation.of(a, np.zeros(0, INT), gone) if len(gone) else a
+        return EncodedRelation(a.dictionary, a.arity, a.keys[~b.contains_keys(a.keys)], None)
     rows_a, rows_b = np.stack(a.columns(), 1), np.stack(b.columns(), 1)
     keep = ~_member(np.sort(row_view(rows_b)), row_view(rows_a))
     return EncodedRelation(a.dictionary, a.arity, None, rows_a[keep])
@@ -484,6 +514,10 @@ def union_disjoint(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
     if a.arity == 0:
         return EncodedRelation(a.dictionary, 0, a.keys if len(a) else b.keys, None)
     if a.packed:
+        if not len(b):
+            return a
+        if _small(len(b), a):
+            return PatchedRelation.of(a, b.keys, np.zeros(0, INT))
         return EncodedRelation(a.dictionary, a.arity, merge_sorted(a.keys, b.keys), None)
     rows = np.concatenate([np.stack(a.columns(), 1), np.stack(b.columns(), 1)])
     return EncodedRelation(a.dictionary, a.arity, None, unique_rows(rows))

@@ -201,6 +201,11 @@ class Verifier:
         self.model = model
         self.request = request
         self.consistent = consistent  # no constraint is violated in `model`
+        # Whether the current state fails the request or a constraint (it then is no realization).
+        self.request_fails_now = not consistent or not (
+            all(tuple(a.args) in model.get(a.pred, ()) for a in request.insert)
+            and not any(tuple(a.args) in model.get(a.pred, ()) for a in request.delete)
+        )
         self.engine = PythonEngine()
 
     def realizes(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
@@ -226,8 +231,8 @@ class Verifier:
         ``exhaustive_up_to`` changes, else every subset with one change fewer."""
         changes = [("+", a) for a in insert] + [("-", a) for a in delete]
         n = len(changes)
-        if n == 0:
-            return True
+        if n <= 1 and self.request_fails_now:
+            return True  # the only proper subset is "no change", which is not a realization
         if n <= exhaustive_up_to:
             masks = range((1 << n) - 1)
         else:
