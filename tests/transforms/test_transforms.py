@@ -113,3 +113,11 @@ def test_propagation_equals_the_difference_of_the_models(program, facts, insert,
     for method in ("incremental", "rules"):
         update = propagate(rules, base, insert, delete, method=method)
         assert sorted(update.lines()) == expected, method
+
+
+def test_seed_002_section_4_2_trace_of_deleting_s_2():
+    # ∇−s(2) ⇒ ∆+q2(2) ⇒ ∆+p(2), ∆+au(2) ⇒ ∆−ic(2): the constraint is violated, "false".
+    rules, facts = separate_facts(parse(SECTION_4_1 + " r2(2). s(2). #base r1/1."))
+    for method in ("incremental", "rules"):
+        update = propagate(rules, facts, delete={"s": {(2,)}}, method=method)
+        assert update.lines() == ["+au(2)", "+p(2)", "+q2(2)", "-ic(2)", "-s(2)"], method
