@@ -63,6 +63,49 @@ class FactSource(ABC):
         return f"{type(self).__name__}({str(self.location)!r})"
 
 
+class SingleRelationFile(FactSource):
+    """A file holding one relation (a CSV or Parquet file named after it).
+
+    Subclasses read the rows (:meth:`read`) and write new contents to a temporary file
+    (:meth:`prepare`, returning a :class:`PendingFile`, or None when nothing changes).
+    """
+
+    relation: str
+    format_name = "file"
+
+    def relations(self) -> list[str]:
+        return [self.relation] if self.location.exists() else []
+
+    @abstractmethod
+    def read(self) -> Rows:
+        """The rows of the file."""
+
+    @abstractmethod
+    def prepare(self, rows: Rows) -> "PendingFile | None":
+        """Write ``rows`` to a temporary file beside this one; None when it holds them already."""
+
+    def load(self, relations: Iterable[str] | None = None) -> Facts:
+        wanted = [self.relation] if relations is None else list(relations)
+        out: Facts = {name: set() for name in wanted if name != self.relation}
+        if self.relation in wanted:
+            out[self.relation] = self.read()
+        return out
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        new = normalize_changes(changes)
+        for name in new:
+            if name != self.relation:
+                raise DataError(
+                    f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
+                    where=str(self.location),
+                    hint=f"give a directory to store several relations, one {self.format_name} file each",
+                )
+        if self.relation in new:
+            pending = self.prepare(new[self.relation])
+            if pending is not None:
+                pending.commit()
+
+
 # -- values ------------------------------------------------------------------------------------
 
 

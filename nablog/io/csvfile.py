@@ -53,19 +53,18 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ..lang import Constant, DataError, Facts
+from ..lang import Constant, DataError
 from .base import (
-    FactSource,
+    SingleRelationFile,
     PendingFile,
     Rows,
     is_int_text,
     located_error,
-    normalize_changes,
     prepare_file,
     read_text,
     row_width,
@@ -290,13 +289,15 @@ def write_rows(f: BinaryIO, rows: Iterable[tuple], header: list[str] | None, new
     f.write((("\ufeff" if bom else "") + text).encode("utf-8"))
 
 
-class CsvFile(FactSource):
+class CsvFile(SingleRelationFile):
     """One relation in one CSV file, named after the file (``edge.csv`` holds ``edge``).
 
     ``header`` forces a header row (True), its absence (False), or detects it (None, see the
     module docstring). Whatever was found is remembered: later loads and writes through this
     object use it.
     """
+
+    format_name = "CSV"
 
     def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None):
         self.location = Path(path)
@@ -306,35 +307,13 @@ class CsvFile(FactSource):
         self._newline = "\n"
         self._bom = False
 
-    def relations(self) -> list[str]:
-        return [self.relation] if self.location.exists() else []
-
     def read(self) -> Rows:
         """The rows of the file (remembering its header, line ending and byte-order mark)."""
         table = read_csv(self.location, self.header)
         self._remember(table)
         return table.rows
 
-    def load(self, relations: Iterable[str] | None = None) -> Facts:
-        wanted = [self.relation] if relations is None else list(relations)
-        out: Facts = {name: set() for name in wanted if name != self.relation}
-        if self.relation in wanted:
-            out[self.relation] = self.read()
-        return out
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
-        new = normalize_changes(changes)
-        for name in new:
-            if name != self.relation:
-                raise DataError(
-                    f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
-                    where=str(self.location),
-                    hint="give a directory to store several relations, one CSV file each",
-                )
-        if self.relation in new:
-            pending = self.prepare(new[self.relation])
-            if pending is not None:
-                pending.commit()
 
     def prepare(self, rows: Rows) -> PendingFile | None:
         """Write the new contents to a temporary file; None when the file already holds ``rows``."""

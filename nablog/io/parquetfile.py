@@ -20,17 +20,15 @@ Writing
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from ..lang import Constant, DataError, Facts
+from ..lang import Constant, DataError
 from .base import (
-    FactSource,
+    SingleRelationFile,
     PendingFile,
     Rows,
     check_int64,
-    normalize_changes,
     prepare_file,
     read_bytes,
     row_width,
@@ -163,40 +161,20 @@ def write_table(f: BinaryIO, table: pa.Table) -> None:
     pq.write_table(table, f)
 
 
-class ParquetFile(FactSource):
+class ParquetFile(SingleRelationFile):
     """One relation in one Parquet file, named after the file (``edge.parquet`` holds ``edge``)."""
+
+    format_name = "Parquet"
 
     def __init__(self, path: str | Path, *, relation: str | None = None):
         self.location = Path(path)
         self.relation = relation if relation is not None else self.location.stem
 
-    def relations(self) -> list[str]:
-        return [self.relation] if self.location.exists() else []
-
     def read(self) -> Rows:
         """The rows of the file."""
         return read_parquet(self.location)[0]
 
-    def load(self, relations: Iterable[str] | None = None) -> Facts:
-        wanted = [self.relation] if relations is None else list(relations)
-        out: Facts = {name: set() for name in wanted if name != self.relation}
-        if self.relation in wanted:
-            out[self.relation] = self.read()
-        return out
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
-        new = normalize_changes(changes)
-        for name in new:
-            if name != self.relation:
-                raise DataError(
-                    f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
-                    where=str(self.location),
-                    hint="give a directory to store several relations, one Parquet file each",
-                )
-        if self.relation in new:
-            pending = self.prepare(new[self.relation])
-            if pending is not None:
-                pending.commit()
 
     def prepare(self, rows: Rows) -> PendingFile | None:
         """Write the new contents to a temporary file; None when the file already holds ``rows``."""
