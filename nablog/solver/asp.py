@@ -133,6 +133,10 @@ class AspProblem:
     def _models(self, control: clingo.Control, deadline, result: Enumeration) -> Iterator[frozenset[int]]:
         with control.solve(yield_=True, async_=True) as handle:
             while True:
+                if deadline is not None and time.monotonic() >= deadline:
+                    handle.cancel()
+                    result.status = "timeout"
+                    return
                 handle.resume()
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if remaining is None:
