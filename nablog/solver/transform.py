@@ -233,13 +233,7 @@ class Algorithm1:
         return [Branch(r, (), branch.changes) for r in done]
 
     def _closure(self, requests: frozenset[Signed], definite: Program, state) -> frozenset[Signed] | None:
-        facts = dict(state)
-        for sign, pred, args in requests:
-            facts.setdefault((VU_INS if sign == "+" else VU_DEL) + pred, set())
-        facts = {p: (set(r) if p.startswith(("vu_",)) else r) for p, r in facts.items()}
-        for sign, pred, args in requests:
-            facts[(VU_INS if sign == "+" else VU_DEL) + pred].add(args)
-        model = self.engine.evaluate(definite, facts)
+        model = self.engine.evaluate(definite, _with_requests(state, requests))
         out = set(requests)
         for name, rows in model.items():
             if name.startswith(VU_INS):
@@ -253,13 +247,7 @@ class Algorithm1:
     def _open_choices(self, requests, triggers: Program, disjunctive: list[Rule], state):
         if not disjunctive:
             return []
-        facts = dict(state)
-        for sign, pred, args in requests:
-            facts.setdefault((VU_INS if sign == "+" else VU_DEL) + pred, set())
-        facts = {p: (set(r) if p.startswith("vu_") else r) for p, r in facts.items()}
-        for sign, pred, args in requests:
-            facts[(VU_INS if sign == "+" else VU_DEL) + pred].add(args)
-        model = self.engine.evaluate(triggers, facts)
+        model = self.engine.evaluate(triggers, _with_requests(state, requests))
         out = []
         for k, rule in enumerate(disjunctive):
             head_vars = tuple(dict.fromkeys(v for h in rule.head for v in h.variables()))
@@ -320,6 +308,17 @@ class Algorithm1:
             tuple(c.atom.args) not in state.get(c.atom.pred, ()) for c in self.requirements
         )
         return changes, frozenset(new_requests), tuple(repairs), consistent
+
+
+def _with_requests(state: Mapping[str, Set], requests: Iterable[Signed]) -> dict[str, Set]:
+    """The state with the VU requests as facts of ``vu_ins__p``/``vu_del__p``."""
+    facts: dict[str, Set] = dict(state)
+    for sign, pred, args in requests:
+        name = (VU_INS if sign == "+" else VU_DEL) + pred
+        if not isinstance(facts.get(name), set):
+            facts[name] = set()
+        facts[name].add(args)  # type: ignore[union-attr]
+    return facts
 
 
 def _user_state(state, rules: Program):

@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 
 from nablog.engines import PythonEngine
 from nablog.engines.encoding import decode_facts
-from nablog.lang import Atom, Literal, Program, Rule, Var, parse, separate_facts
+from nablog.lang import Atom, Program, parse, separate_facts
 from nablog.transforms import normalize, propagation_rules, restrict, transition_rules, view_update_rules, view_update_transitions
 from nablog.views import propagate
 
