@@ -55,6 +55,11 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
             continue
         if not rows:
             arities.setdefault(pred, 0)  # an empty relation the program never mentions
+        widths = {len(row) for row in rows}
+        expected = arities.get(pred, next(iter(widths)) if widths else 0)
+        if widths <= {expected}:
+            arities.setdefault(pred, expected)
+            continue
         for row in rows:
             expected = arities.setdefault(pred, len(row))
             if len(row) != expected:

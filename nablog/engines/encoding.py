@@ -21,7 +21,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..lang import Constant, constant_sort_key
+from ..lang import Constant
 
 INT = np.int64
 _KEY_BITS = 62
@@ -38,10 +38,15 @@ class ConstantDictionary:
     @classmethod
     def build(cls, constants: Iterable[Constant]) -> "ConstantDictionary":
         unique = set(constants)
-        for c in unique:
-            if isinstance(c, bool) or not isinstance(c, (int, str)):
-                raise TypeError(f"not a nablog constant: {c!r} ({type(c).__name__})")
-        return cls(sorted(unique, key=constant_sort_key))
+        ints = [c for c in unique if type(c) is int]
+        strs = [c for c in unique if type(c) is str]
+        if len(ints) + len(strs) != len(unique):
+            bad = next(c for c in unique if type(c) not in (int, str))
+            raise TypeError(f"not a nablog constant: {bad!r} ({type(bad).__name__})")
+        # Integers before strings, each in its natural order (strings by code point).
+        ints.sort()
+        strs.sort()
+        return cls(ints + strs)
 
     def __len__(self) -> int:
         return len(self.values)

@@ -24,8 +24,9 @@ recomputed over the new lower strata.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Set
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from .encoding import (
     merge_sorted,
     pack,
     row_view,
+    sorted_unique,
     unique_rows,
     unpack,
 )
@@ -261,22 +263,74 @@ class _Evaluator:
 
     # -- rules --------------------------------------------------------------------------------------
 
-    def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
-        """All bindings of the body; ``source(i, atom)`` picks the relation of body literal i
-        (joined when positive, anti-joined when negated); by default the current relations."""
+    def frames(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Iterator[Frame]:
+        """The bindings of the body, in frames of at most about ``CHUNK_ROWS`` rows.
+
+        ``source(i, atom)`` picks the relation of body literal i (joined when positive,
+        anti-joined when negated); by default the current relations. A join that would produce
+        more rows is run on slices of its input, one at a time, so that memory follows the chunk
+        size rather than the size of the whole intermediate result.
+        """
         pick = source or (lambda i, atom: self.relation(atom.pred))
         index_of = {id(b): i for i, b in enumerate(rule.body)}
-        frame = Frame(1, {})
-        for element in body_order(rule, start):
-            if frame.n == 0:
-                break
-            if isinstance(element, Comparison):
-                frame = self.compare(frame, element)
-            elif element.positive:
-                frame = self.join(frame, element.atom, pick(index_of[id(element)], element.atom))
-            else:
-                frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
-        return frame
+        order = body_order(rule, start)
+        stack = [(Frame(1, {}), 0)]
+        while stack:
+            frame, k = stack.pop()
+            while k < len(order) and frame.n:
+                element = order[k]
+                if isinstance(element, Comparison):
+                    frame = self.compare(frame, element)
+                elif element.positive:
+                    rel = pick(index_of[id(element)], element.atom)
+                    pieces = self._split(frame, element.atom, rel)
+                    frame = pieces[0]
+                    stack.extend((piece, k) for piece in reversed(pieces[1:]))
+                    frame = self.join(frame, element.atom, rel)
+                else:
+                    frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
+                k += 1
+            if frame.n:
+                yield frame
+
+    def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
+        """All bindings of the body as one frame (see :meth:`frames`)."""
+        parts = list(self.frames(rule, start, source))
+        if not parts:
+            return Frame(0, {})
+        if len(parts) == 1:
+            return parts[0]
+        return Frame(sum(p.n for p in parts), {v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols})
+
+    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> list[Frame]:
+        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows."""
+        if frame.n < 2:
+            return [frame]
+        counts = self._join_counts(frame, atom, rel)
+        if counts is None or int(counts.sum()) <= CHUNK_ROWS:
+            return [frame]
+        ends = np.searchsorted(np.cumsum(counts), np.arange(CHUNK_ROWS, int(counts.sum()), CHUNK_ROWS), "right")
+        bounds = [0, *sorted(set(int(e) for e in ends if 0 < e < frame.n)), frame.n]
+        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
+        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known)."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        shared = [v for v in positions if v in frame.cols]
+        if not shared:
+            return np.full(frame.n, len(rel), dtype=INT)
+        prefix = self._prefix(atom, rel, [positions[v] for v in shared])
+        if prefix is not None:
+            if isinstance(rel, PatchedRelation) and rel._keys is None:
+                return None
+            lo, hi = self._prefix_ranges(rel.keys, [frame.cols[v] for v in sorted(shared, key=positions.get)], prefix, rel.arity)
+            return hi - lo
+        sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
+        probe = _keys([frame.cols[v] for v in shared], self.size)
+        return np.searchsorted(sorted_keys, probe, "right") - np.searchsorted(sorted_keys, probe, "left")
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
         return [
@@ -284,23 +338,25 @@ class _Evaluator:
             for t in atom.args
         ]
 
-    def derive(self, rules: Iterable[tuple[Rule, int | None, Callable | None]]) -> dict[str, EncodedRelation]:
-        """Evaluate rule instances and collect their heads per predicate (deduplicated)."""
-        parts: dict[str, list[list[np.ndarray]]] = {}
-        counts: dict[str, int] = {}
+    def derive(
+        self, rules: Iterable[tuple[Rule, int | None, Callable | None]], known: Iterable[str] = ()
+    ) -> dict[str, EncodedRelation]:
+        """Evaluate rule instances and collect their heads per predicate (deduplicated).
+
+        Heads of a predicate in ``known`` that its current relation already holds are dropped
+        frame by frame, so semi-naive rounds keep only what is new (small) in memory.
+        """
+        known = set(known)
+        parts: dict[str, list[EncodedRelation]] = {}
         for rule, start, source in rules:
-            frame = self.body(rule, start, source)
-            if frame.n == 0:
-                continue  # the body may have stopped before binding every head variable
-            for atom in rule.head:
-                parts.setdefault(atom.pred, []).append(self.head_columns(atom, frame))
-                counts[atom.pred] = counts.get(atom.pred, 0) + frame.n
-        out = {}
-        for pred, chunks in parts.items():
-            arity = self.arities[pred]
-            cols = [np.concatenate([c[i] for c in chunks]) for i in range(arity)]
-            out[pred] = EncodedRelation.from_columns(self.d, cols, arity, counts[pred])
-        return out
+            for frame in self.frames(rule, start, source):
+                for atom in rule.head:
+                    arity = self.arities[atom.pred]
+                    rel = EncodedRelation.from_columns(self.d, self.head_columns(atom, frame), arity, frame.n)
+                    if atom.pred in known:
+                        rel = difference(rel, self.relation(atom.pred))
+                    parts.setdefault(atom.pred, []).append(rel)
+        return {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
 
     # -- components ---------------------------------------------------------------------------------
 
@@ -328,7 +384,7 @@ class _Evaluator:
                 for i, b in enumerate(rule.body):
                     if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
                         instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
-            delta = self._absorb(self.derive(instances), members)
+            delta = self._absorb(self.derive(instances, known=members), members)
         self._semi_naive(plan, delta)
 
     def maintain(
@@ -392,7 +448,7 @@ class _Evaluator:
             for head in rule.head:
                 if len(removed.get(head.pred, ())):
                     instances.append(_head_restricted(rule, head, removed[head.pred], current))
-        added = self._semi_naive(plan, self._absorb(self.derive(instances), members))
+        added = self._semi_naive(plan, self._absorb(self.derive(instances, known=members), members))
         gained, lost = {}, {}
         for p in members:
             plus, minus = added.get(p), removed[p]
@@ -416,7 +472,7 @@ class _Evaluator:
                     d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
-            delta = self._absorb(self.derive(instances), plan.predicates)
+            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
             for p, d in delta.items():
                 if len(d):
                     added[p] = union_disjoint(added[p], d) if p in added else d
@@ -478,6 +534,20 @@ def _head_restricted(rule: Rule, head: Atom, tuples: EncodedRelation, state):
     return (restricted, 0, lambda i, atom: tuples if i == 0 else state(i, atom))
 
 
+def union_all(d: ConstantDictionary, arity: int, relations: list[EncodedRelation]) -> EncodedRelation:
+    """The union of relations over one dictionary."""
+    relations = [r for r in relations if len(r)]
+    if not relations:
+        return EncodedRelation.empty(d, arity)
+    if len(relations) == 1:
+        return relations[0]
+    if arity == 0:
+        return relations[0]
+    if relations[0].packed:
+        return EncodedRelation(d, arity, sorted_unique(np.concatenate([r.keys for r in relations])), None)
+    return EncodedRelation(d, arity, None, unique_rows(np.concatenate([np.stack(r.columns(), 1) for r in relations])))
+
+
 def intersection(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
     """Tuples in both relations (same dictionary and arity)."""
     return difference(a, difference(a, b))
@@ -492,6 +562,7 @@ def _small(change: int, rel: EncodedRelation) -> bool:
 
 
 PATCH_MIN, PATCH_RATIO = 50_000, 64
+CHUNK_ROWS = 500_000  # rows of an intermediate join result evaluated at once
 
 
 def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
@@ -656,10 +727,9 @@ class PythonEngine:
         of an already encoded model when it covers everything."""
         constants = set(prepared.program.constants())
         existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
-        plain = [r for r in relations if not isinstance(r, EncodedRelation)]
-        for rows in plain:
-            for row in rows:
-                constants.update(row)
+        for rows in relations:
+            if not isinstance(rows, EncodedRelation):
+                constants.update(itertools.chain.from_iterable(rows))
         if len(existing) == 1:
             d = next(iter(existing))
             if all(c in d.ids for c in constants):

@@ -17,7 +17,22 @@ from pathlib import Path
 from collections.abc import Set as AbstractSet
 from typing import Iterable, Iterator, Mapping
 
-from .ast import Atom, BaseDeclaration, Constant, Denial, Literal, Protection, Requirement, Rule, Statement, Var
+from .ast import (
+    Atom,
+    BaseDeclaration,
+    ColumnsDeclaration,
+    Constant,
+    Denial,
+    Dependency,
+    Literal,
+    NullDeclaration,
+    Protection,
+    Requirement,
+    Rule,
+    Statement,
+    TrustDeclaration,
+    Var,
+)
 from .errors import NablogError
 from .parser import parse_statements
 
@@ -50,9 +65,32 @@ class Program:
     def requirements(self) -> tuple[Requirement, ...]:
         return tuple(s for s in self.statements if isinstance(s, Requirement))
 
-    @property
+    @cached_property
     def constraints(self) -> tuple[Denial | Requirement, ...]:
-        return tuple(s for s in self.statements if isinstance(s, (Denial, Requirement)))
+        """Denials and requirements in program order; ``#fd``, ``#key`` and ``#fk`` shorthands are
+        compiled to their denials in place (see :meth:`Dependency.denials`)."""
+        out: list[Denial | Requirement] = []
+        for s in self.statements:
+            if isinstance(s, (Denial, Requirement)):
+                out.append(s)
+            elif isinstance(s, Dependency):
+                out.extend(s.denials(self.signatures, self.column_names, self.null_values))
+        return tuple(out)
+
+    @cached_property
+    def column_names(self) -> dict[str, tuple[str, ...]]:
+        """``#columns`` declarations: relation name to its column names."""
+        return {s.pred: s.columns for s in self.statements if isinstance(s, ColumnsDeclaration)}
+
+    @cached_property
+    def null_values(self) -> tuple[Constant, ...]:
+        """Values a foreign key treats as null: ``""`` and every ``#null`` value."""
+        return tuple(dict.fromkeys(["", *(v for s in self.statements if isinstance(s, NullDeclaration) for v in s.values)]))
+
+    @cached_property
+    def trusted(self) -> frozenset[str]:
+        """Names of the trusted constraints Δ (``#trusted``); every other constraint is global (Γ)."""
+        return frozenset(n for s in self.statements if isinstance(s, TrustDeclaration) for n in s.names)
 
     @cached_property
     def declared_base(self) -> frozenset[tuple[str, int]]:
@@ -93,6 +131,9 @@ class Program:
         out: dict[str, int] = {}
         for pred, arity in sorted(self.declared_base):
             out.setdefault(pred, arity)
+        for s in self.statements:
+            if isinstance(s, ColumnsDeclaration):
+                out.setdefault(s.pred, len(s.columns))
         for atom in self.atoms():
             out.setdefault(atom.pred, atom.arity)
         return out
@@ -201,9 +242,20 @@ def separate_facts(program: Program, facts: Mapping[str, Iterable[tuple]] | None
         if target not in out and isinstance(rows, AbstractSet) and not isinstance(rows, (set, frozenset)):
             # A read-only relation (an engine's columnar model) is passed on as it is, not copied.
             out[target] = rows  # type: ignore[assignment]
+        elif isinstance(rows, (set, frozenset)) and target not in out:
+            out[target] = set(rows)  # rows of a set are tuples already: copy without converting
         else:
             out.setdefault(target, set()).update(tuple(r) for r in rows)
     arities = program.signatures
+    # A #fd/#key/#fk on a relation known only from its facts learns its arity from them.
+    needed = {p for st in program.statements if isinstance(st, Dependency) for p in (st.relation, st.target) if p}
+    for pred in sorted(needed - set(Program(tuple(kept)).signatures)):
+        rows = out.get(pred)
+        width = getattr(rows, "arity", None) if rows is not None else None
+        if width is None and rows:
+            width = len(next(iter(rows)))
+        if width is not None:
+            kept.append(BaseDeclaration(((pred, width),)))
     for pred in sorted(derived):
         if base_part(pred) in out:
             args = tuple(Var(f"V{i + 1}") for i in range(arities[pred]))
