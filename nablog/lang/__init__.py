@@ -4,16 +4,20 @@ from .analysis import Analysis, analyze, dependency_graph, stratify
 from .ast import (
     Atom,
     BaseDeclaration,
+    ColumnsDeclaration,
     Comparison,
     Constant,
     Constraint,
     Denial,
+    Dependency,
     Literal,
+    NullDeclaration,
     Protection,
     Requirement,
     Rule,
     Statement,
     Term,
+    TrustDeclaration,
     Var,
     constant_sort_key,
     format_constant,
@@ -24,9 +28,9 @@ from .parser import parse_atom, parse_statements, parse_term
 from .program import SPLIT_PREFIX, Facts, Program, base_part, constraint_name, parse, parse_files, read_text, separate_facts
 
 __all__ = [
-    "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "Comparison", "Constant", "Constraint",
-    "DataError", "Denial", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "Program", "Protection",
-    "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "Var", "analyze", "base_part",
+    "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "ColumnsDeclaration", "Comparison", "Constant", "Constraint",
+    "DataError", "Denial", "Dependency", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NullDeclaration", "Program", "Protection",
+    "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "TrustDeclaration", "Var", "analyze", "base_part",
     "constant_sort_key", "constraint_name", "dependency_graph", "format_constant", "parse", "parse_atom", "parse_files",
     "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "stratify",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, Mapping, Union
 
 from .errors import Loc
 
@@ -245,5 +245,222 @@ class Protection:
 
 
 Constraint = Union[Denial, Requirement]
-Statement = Union[Rule, Denial, Requirement, BaseDeclaration, Protection]
-Node = Union[Var, Atom, Literal, Comparison, Rule, Denial, Requirement, BaseDeclaration, Protection]
+
+
+# -- integrity-constraint shorthands (seed 004, Def. 2.1: trusted Δ and global Γ) --------------------
+
+ColumnRef = Union[str, int]
+"""A column of a relation: a name given by ``#columns``, or a 1-based position."""
+
+_COLUMN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+def format_column(column: ColumnRef) -> str:
+    """Print a column reference: positions as digits, names bare when they are identifiers.
+
+    >>> format_column(3), format_column("zip"), format_column("ZipCode"), format_column("zip code")
+    ('3', 'zip', 'ZipCode', '"zip code"')
+    """
+    if isinstance(column, int):
+        return str(column)
+    if _COLUMN_NAME.match(column):
+        return column
+    return '"' + column.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def _columns_text(columns: tuple[ColumnRef, ...]) -> str:
+    return ", ".join(format_column(c) for c in columns)
+
+
+@dataclass(frozen=True)
+class ColumnsDeclaration:
+    """``#columns tax(f_name, l_name, zip).``: names for the argument positions of a relation, so
+    that ``#fd``, ``#key`` and ``#fk`` can name columns (relations are positional)."""
+
+    pred: str
+    columns: tuple[str, ...]
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def signatures(self) -> tuple[tuple[str, int], ...]:
+        return ((self.pred, len(self.columns)),)
+
+    def __str__(self) -> str:
+        return f"#columns {self.pred}({_columns_text(self.columns)})."
+
+
+DEPENDENCY_KINDS = ("fd", "key", "fk")
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A shorthand that compiles to denials (see :meth:`denials`).
+
+    - ``#fd [NAME] r: A, B -> C.`` functional dependency: tuples of ``r`` that agree on A, B agree on C;
+    - ``#key [NAME] r: A, B.`` no two distinct tuples of ``r`` agree on A, B;
+    - ``#fk [NAME] r: A -> s: B.`` inclusion dependency: each A value of ``r`` is a B value of
+      ``s``, checked only when the referencing values are not null (``""`` or a ``#null`` value).
+
+    Columns are names from ``#columns`` or 1-based positions.
+    """
+
+    kind: str
+    relation: str
+    left: tuple[ColumnRef, ...]
+    right: tuple[ColumnRef, ...] = ()
+    target: str | None = None
+    name: str | None = None
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in DEPENDENCY_KINDS:
+            raise ValueError(f"unknown dependency kind {self.kind!r}")
+
+    def __str__(self) -> str:
+        name = f"{self.name} " if self.name else ""
+        head = f"#{self.kind} {name}{self.relation}: {_columns_text(self.left)}"
+        if self.kind == "fd":
+            return f"{head} -> {_columns_text(self.right)}."
+        if self.kind == "fk":
+            return f"{head} -> {self.target}: {_columns_text(self.right)}."
+        return f"{head}."
+
+    def default_name(self) -> str:
+        """``fd_tax__zip__city``, ``key_airports__airport_id``, ``fk_routes__airline_id__airlines``."""
+        parts = [_name_part(c) for c in self.left]
+        base = f"{self.kind}_{self.relation}__{'_'.join(parts)}"
+        if self.kind == "fd" and len(self.right) == 1:
+            return f"{base}__{_name_part(self.right[0])}"
+        return f"{base}__{self.target}" if self.kind == "fk" else base
+
+    def denials(
+        self,
+        arities: Mapping[str, int],
+        columns: Mapping[str, tuple[str, ...]],
+        nulls: tuple[Constant, ...] = ("",),
+    ) -> tuple[Denial, ...]:
+        """The denials this shorthand stands for, each named (``NAME`` or :meth:`default_name`,
+        with ``__COLUMN`` appended per dependent column of an fd or key).
+
+        A functional dependency ``A -> C`` is ``:- r(.., K1, .., V1, ..), r(.., K1, .., V2, ..), V1 < V2.``
+        (``<`` rather than ``!=`` so that each violating pair of tuples is one ground instance);
+        a key is the functional dependency of every other column on it; a foreign key is
+        ``:- r(.., K1, ..), K1 != "", not s(.., K1, ..).``.
+
+        >>> d = Dependency("fd", "tax", ("zip",), ("city",))
+        >>> print(d.denials({"tax": 3}, {"tax": ("name", "zip", "city")})[0])
+        #constraint fd_tax__zip__city :- tax(_, K1, V1), tax(_, K1, V2), V1 < V2.
+        >>> print(Dependency("fk", "r", (1,), (2,), "s").denials({"r": 2, "s": 2}, {})[0])
+        #constraint fk_r__1__s :- r(K1, _), K1 != "", not s(_, K1).
+        """
+        from .errors import AnalysisError
+
+        base = self.name or self.default_name()
+        left = tuple(self._position(self.relation, c, arities, columns) for c in self.left)
+        if len(set(left)) != len(left):
+            raise AnalysisError(f"#{self.kind} names a column of {self.relation} twice", self.loc, "name each column once")
+        arity = arities[self.relation]
+        anon = Var("_")
+        keys = {p: Var(f"K{i + 1}") for i, p in enumerate(left)}
+        if self.kind == "fk":
+            assert self.target is not None
+            right = tuple(self._position(self.target, c, arities, columns) for c in self.right)
+            if len(right) != len(left):
+                raise AnalysisError(
+                    f"#fk has {len(left)} referencing column{'s' if len(left) != 1 else ''} but {len(right)} referenced",
+                    self.loc,
+                    "give as many columns after the arrow as before it",
+                )
+            child = Atom(self.relation, tuple(keys.get(i, anon) for i in range(arity)))
+            by_target = dict(zip(right, (keys[p] for p in left)))
+            parent = Atom(self.target, tuple(by_target.get(i, anon) for i in range(arities[self.target])))
+            checks = tuple(Comparison("!=", keys[p], null) for p in left for null in nulls)
+            return (Denial((Literal(child),) + checks + (Literal(parent, False),), base, self.loc),)
+        if self.kind == "fd":
+            dependent = [self._position(self.relation, c, arities, columns) for c in self.right]
+        else:
+            dependent = [i for i in range(arity) if i not in left]
+        out = []
+        for position in dict.fromkeys(dependent):
+            if position in keys:
+                continue  # A -> A holds trivially
+            first = Atom(self.relation, tuple(keys.get(i, Var("V1") if i == position else anon) for i in range(arity)))
+            second = Atom(self.relation, tuple(keys.get(i, Var("V2") if i == position else anon) for i in range(arity)))
+            several = len(dependent) > 1 or self.kind == "key"
+            name = f"{base}__{_name_part(self._column_name(position, columns))}" if several else base
+            out.append(Denial((Literal(first), Literal(second), Comparison("<", Var("V1"), Var("V2"))), name, self.loc))
+        return tuple(out)
+
+    def _column_name(self, position: int, columns) -> ColumnRef:
+        names = columns.get(self.relation)
+        return names[position] if names else position + 1
+
+    def _position(self, pred: str, column: ColumnRef, arities, columns) -> int:
+        from .errors import AnalysisError
+
+        if pred not in arities:
+            raise AnalysisError(
+                f"#{self.kind} uses relation {pred}, whose arity nablog does not know",
+                self.loc,
+                f"declare its columns, e.g. '#columns {pred}(a, b, c).', or its arity with '#base {pred}/3.'",
+            )
+        arity = arities[pred]
+        if isinstance(column, int):
+            if not 1 <= column <= arity:
+                raise AnalysisError(
+                    f"#{self.kind}: {pred} has {arity} column{'s' if arity != 1 else ''}, so there is no column {column}",
+                    self.loc,
+                    f"columns are numbered 1 to {arity}",
+                )
+            return column - 1
+        names = columns.get(pred)
+        if not names:
+            raise AnalysisError(
+                f"#{self.kind} names column {format_column(column)} of {pred}, but {pred} has no #columns declaration",
+                self.loc,
+                f"declare the names, e.g. '#columns {pred}(...).', or give positions (1 to {arity})",
+            )
+        if column not in names:
+            import difflib
+
+            close = difflib.get_close_matches(column, names, n=1)
+            raise AnalysisError(
+                f"#{self.kind}: {pred} has no column {format_column(column)}",
+                self.loc,
+                f"did you mean {close[0]}?" if close else f"{pred}'s columns are {', '.join(names)}",
+            )
+        return names.index(column)
+
+
+def _name_part(column: ColumnRef) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", str(column))
+
+
+@dataclass(frozen=True)
+class TrustDeclaration:
+    """``#trusted NAME, NAME.``: constraints Δ that hold and are enforced elsewhere (by a source);
+    every other constraint is global (Γ) and may be violated (seed 004, Def. 2.1)."""
+
+    names: tuple[str, ...]
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return "#trusted " + ", ".join(self.names) + "."
+
+
+@dataclass(frozen=True)
+class NullDeclaration:
+    """``#null "\\\\N", "NULL".``: values that mean "no value" besides the empty string; a foreign
+    key is only checked when its referencing values are not null."""
+
+    values: tuple[Constant, ...]
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return "#null " + ", ".join(format_constant(v) for v in self.values) + "."
+
+
+Statement = Union[
+    Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration
+]
+Node = Union[Var, Atom, Literal, Comparison, Statement]

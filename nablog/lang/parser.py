@@ -15,6 +15,15 @@ The grammar (ASP-Core-2 where ASP has the construct)::
                   | "#constraint" name ":-" body "."
                   | "#require" atom "."
                   | "#protect" item ("," item)* "."     item: name "/" integer | ground atom
+                  | "#columns" name "(" column ("," column)* ")" "."
+                  | "#fd" [name] name ":" columns "->" columns "."       functional dependency
+                  | "#key" [name] name ":" columns "."                   key
+                  | "#fk" [name] name ":" columns "->" name ":" columns "."   foreign key
+                  | "#trusted" name ("," name)* "."      constraints that hold (Δ); the rest is Γ
+                  | "#null" constant ("," constant)* "."   values a foreign key treats as null
+    columns     ::= colref ("," colref)*
+    colref      ::= column | positive integer            a #columns name or a 1-based position
+    column      ::= name | Variable | "quoted string"
 
 Comments run from ``%`` to the end of the line, or ``%* ... *%``.
 
@@ -36,19 +45,24 @@ from .ast import (
     Atom,
     BaseDeclaration,
     BodyElement,
+    ColumnRef,
+    ColumnsDeclaration,
     Comparison,
     Denial,
+    Dependency,
     Literal,
+    NullDeclaration,
     Protection,
     Requirement,
     Rule,
     Statement,
     Term,
+    TrustDeclaration,
     Var,
 )
 from .errors import Loc, NablogSyntaxError, Source
 
-DIRECTIVES = ("#base", "#constraint", "#protect", "#require")
+DIRECTIVES = ("#base", "#columns", "#constraint", "#fd", "#fk", "#key", "#null", "#protect", "#require", "#trusted")
 
 _TOKEN = re.compile(
     r"""
@@ -57,12 +71,13 @@ _TOKEN = re.compile(
   | (?P<comment>%[^\n]*)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<badstring>"[^\n]*)
+  | (?P<arrow>->)
   | (?P<int>-?[0-9]+)
   | (?P<name>[a-z][A-Za-z0-9_]*)
   | (?P<var>[A-Z_][A-Za-z0-9_]*)
   | (?P<directive>\#[a-z_]+)
   | (?P<op>:-|!=|<>|<=|>=|==|=|<|>)
-  | (?P<punct>[(),.;/|])
+  | (?P<punct>[(),.;/|:])
   """,
     re.VERBOSE | re.DOTALL,
 )
@@ -219,11 +234,113 @@ class _Parser:
                 items.append(self.protected_item())
             self.expect(".", "'.' at the end of #protect")
             return Protection(tuple(items), self.loc(tok.pos))
+        if tok.text == "#columns":
+            return self.columns_declaration(tok)
+        if tok.text in ("#fd", "#key", "#fk"):
+            return self.dependency(tok)
+        if tok.text == "#trusted":
+            names = [self.constraint_name()]
+            while self.at(","):
+                self.i += 1
+                names.append(self.constraint_name())
+            self.expect(".", "'.' at the end of #trusted")
+            return TrustDeclaration(tuple(names), self.loc(tok.pos))
+        if tok.text == "#null":
+            values = [self.null_value()]
+            while self.at(","):
+                self.i += 1
+                values.append(self.null_value())
+            self.expect(".", "'.' at the end of #null")
+            return NullDeclaration(tuple(values), self.loc(tok.pos))
         raise self.error(
             f"unknown directive {tok.text}",
             tok.pos,
             "nablog knows " + ", ".join(DIRECTIVES),
         )
+
+    def constraint_name(self) -> str:
+        name = self.next("a constraint name")
+        if name.kind != "name":
+            raise self.error(
+                f"expected a constraint name, found '{name.text}'",
+                name.pos,
+                "write #trusted no_bigamy_m1, fd_tax__zip__city.  (names of #constraint, #fd, #key and #fk)",
+            )
+        return name.text
+
+    def null_value(self):
+        tok = self.peek()
+        term = self.term()
+        if isinstance(term, Var):
+            raise self.error(f"expected a constant, found '{term}'", tok.pos, 'write #null "NULL".')  # type: ignore[union-attr]
+        return term
+
+    def columns_declaration(self, tok: Token) -> ColumnsDeclaration:
+        pred = self.next("a relation name")
+        if pred.kind != "name":
+            raise self.error(f"expected a relation name, found '{pred.text}'", pred.pos, "write #columns tax(f_name, l_name, zip).")
+        self.expect("(", "'(' and the column names")
+        names = [self.column(allow_position=False)]
+        while self.at(","):
+            self.i += 1
+            names.append(self.column(allow_position=False))
+        self.expect(")", "',' or ')' in the column list")
+        self.expect(".", "'.' at the end of #columns")
+        for k, n in enumerate(names):
+            if n in names[:k]:
+                raise self.error(f"column {n} of {pred.text} is named twice", pred.pos, "give every column of the relation its own name")
+        return ColumnsDeclaration(pred.text, tuple(names), self.loc(tok.pos))  # type: ignore[arg-type]
+
+    def dependency(self, tok: Token) -> Dependency:
+        kind = tok.text[1:]
+        example = {
+            "fd": "#fd tax: zip -> city.",
+            "key": "#key airports: airport_id.",
+            "fk": "#fk routes: airline_id -> airlines: airline_id.",
+        }[kind]
+        first = self.next("a relation name")
+        if first.kind != "name":
+            raise self.error(f"expected a relation name, found '{first.text}'", first.pos, f"write {example}")
+        name = None
+        relation = first.text
+        if not self.at(":"):
+            nxt = self.next("':' after the relation")
+            if nxt.kind != "name":
+                raise self.error(f"expected ':' after the relation {first.text}, found '{nxt.text}'", nxt.pos, f"write {example}")
+            name, relation = first.text, nxt.text
+        self.expect(":", f"':' after the relation (as in {example})")
+        left = self.column_list()
+        right: list[ColumnRef] = []
+        target = None
+        if kind in ("fd", "fk"):
+            self.expect("->", f"'->' (as in {example})")
+            if kind == "fk":
+                tgt = self.next("the referenced relation")
+                if tgt.kind != "name":
+                    raise self.error(f"expected the referenced relation, found '{tgt.text}'", tgt.pos, f"write {example}")
+                target = tgt.text
+                self.expect(":", f"':' after the referenced relation (as in {example})")
+            right = self.column_list()
+        self.expect(".", f"'.' at the end of #{kind}")
+        return Dependency(kind, relation, tuple(left), tuple(right), target, name, self.loc(tok.pos))
+
+    def column_list(self) -> list[ColumnRef]:
+        out = [self.column()]
+        while self.at(","):
+            self.i += 1
+            out.append(self.column())
+        return out
+
+    def column(self, allow_position: bool = True) -> ColumnRef:
+        tok = self.next("a column")
+        if tok.kind in ("name", "var") and tok.text != "_":
+            return tok.text
+        if tok.kind == "string":
+            return _unescape(tok.text[1:-1])
+        if tok.kind == "int" and allow_position and int(tok.text) >= 1:
+            return int(tok.text)
+        what = "a column name or a position (1, 2, ...)" if allow_position else "a column name"
+        raise self.error(f"expected {what}, found '{tok.text}'", tok.pos, "name columns with #columns r(a, b, c). or number them from 1")
 
     def _pos_of(self, loc: Loc) -> int:
         return self._line_starts[loc.line - 1] + loc.column - 1

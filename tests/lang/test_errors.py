@@ -52,7 +52,7 @@ def test_unknown_directive():
         "   |\n"
         " 1 | #show p/1.\n"
         "   | ^\n"
-        "hint: nablog knows #base, #constraint, #protect, #require"
+        "hint: nablog knows #base, #columns, #constraint, #fd, #fk, #key, #null, #protect, #require, #trusted"
     )
 
 

@@ -7,13 +7,17 @@ from hypothesis import strategies as st
 from nablog.lang import (
     Atom,
     BaseDeclaration,
+    ColumnsDeclaration,
     Comparison,
     Denial,
+    Dependency,
     Literal,
+    NullDeclaration,
     Program,
     Protection,
     Requirement,
     Rule,
+    TrustDeclaration,
     Var,
     parse,
     parse_atom,
@@ -44,7 +48,25 @@ protections = st.builds(
     lambda items: Protection(tuple(items)),
     st.lists(st.one_of(st.tuples(names, st.integers(0, 5)), atoms(ground_terms)), min_size=1, max_size=3),
 )
-statements = st.one_of(rules, denials, requirements, declarations, protections)
+column_names = st.one_of(names, st.from_regex(r"[A-Z][A-Za-z0-9_]{0,5}", fullmatch=True), strings)
+column_refs = st.one_of(column_names, st.integers(1, 30))
+column_declarations = st.builds(
+    lambda p, cols: ColumnsDeclaration(p, tuple(cols)), names, st.lists(column_names, min_size=1, max_size=4, unique=True)
+)
+column_lists = st.lists(column_refs, min_size=1, max_size=3).map(tuple)
+dependencies = st.one_of(
+    st.builds(lambda n, r, a, b: Dependency("fd", r, a, b, None, n), st.one_of(st.none(), names), names, column_lists, column_lists),
+    st.builds(lambda n, r, a: Dependency("key", r, a, (), None, n), st.one_of(st.none(), names), names, column_lists),
+    st.builds(
+        lambda n, r, a, t, b: Dependency("fk", r, a, b, t, n), st.one_of(st.none(), names), names, column_lists, names, column_lists
+    ),
+)
+trust_declarations = st.builds(lambda ns: TrustDeclaration(tuple(ns)), st.lists(names, min_size=1, max_size=3))
+null_declarations = st.builds(lambda vs: NullDeclaration(tuple(vs)), st.lists(constants, min_size=1, max_size=3))
+statements = st.one_of(
+    rules, denials, requirements, declarations, protections,
+    column_declarations, dependencies, trust_declarations, null_declarations,
+)
 
 
 @settings(max_examples=500)
@@ -58,6 +80,36 @@ def test_every_program_prints_to_text_that_parses_to_the_same_program(stmts):
 @given(atoms())
 def test_every_atom_round_trips_through_parse_atom(atom):
     assert parse_atom(str(atom)) == atom
+
+
+def test_constraint_shorthands_parse_and_compile_to_denials():
+    program = parse(
+        """
+        #columns tax(f_name, zip, city, state).
+        #fd tax: zip -> city, state.
+        #key people tax: f_name.
+        #fk zip_known tax: zip -> zips: 1.
+        #base zips/1.
+        #null "NULL".
+        #trusted people__zip.
+        """
+    )
+    assert [str(s) for s in program.statements[:4]] == [
+        "#columns tax(f_name, zip, city, state).",
+        "#fd tax: zip -> city, state.",
+        "#key people tax: f_name.",
+        "#fk zip_known tax: zip -> zips: 1.",
+    ]
+    assert [str(c) for c in program.constraints] == [
+        "#constraint fd_tax__zip__city :- tax(_, K1, V1, _), tax(_, K1, V2, _), V1 < V2.",
+        "#constraint fd_tax__zip__state :- tax(_, K1, _, V1), tax(_, K1, _, V2), V1 < V2.",
+        "#constraint people__zip :- tax(K1, V1, _, _), tax(K1, V2, _, _), V1 < V2.",
+        "#constraint people__city :- tax(K1, _, V1, _), tax(K1, _, V2, _), V1 < V2.",
+        "#constraint people__state :- tax(K1, _, _, V1), tax(K1, _, _, V2), V1 < V2.",
+        '#constraint zip_known :- tax(_, K1, _, _), K1 != "", K1 != "NULL", not zips(K1).',
+    ]
+    assert program.trusted == {"people__zip"}
+    assert program.signatures["tax"] == 4
 
 
 def test_bare_identifiers_and_quoted_strings_are_the_same_constant():
