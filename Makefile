@@ -19,9 +19,12 @@ demo: $(STAMP)  ## the main job on the bundled example: a view update, proposed
 test: $(STAMP)  ## the test suite
 	$(VENV)/bin/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(STAMP)  ## every benchmark (long; see bench/README.md)
 	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,bench]'
 	$(VENV)/bin/python bench/materialize.py
+	$(VENV)/bin/python bench/propose.py
+	$(VENV)/bin/python bench/propagate.py
+	$(VENV)/bin/python bench/repair.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
