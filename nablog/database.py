@@ -76,13 +76,14 @@ class Database:
     ):
         self.sources = list(sources)
         self.program_paths: list[Path] = []
-        self.basis = ""  # the fingerprint of the stored data this database was read from
+        self._version = 0
         self.rules, self._facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
         self._check_defined()
         self.engine = get_engine(engine, **engine_options) if isinstance(engine, str) else engine
         self._model: Model | None = None
+        self.basis = self.fingerprint()  # of the data the database was read from
         self._violations: list[Violation] | None = None
         self._python_model: Model | None = None
         self._index = None  # a ModelIndex over the python model, for view updating
@@ -298,7 +299,10 @@ class Database:
     # -- applying changes ---------------------------------------------------------------------------
 
     def fingerprint(self) -> str:
-        """Size and modification time of every file the database was read from."""
+        """Size and modification time of every file the database was read from; for a database
+        held in memory only, the number of changes applied to it."""
+        if not (self.program_paths or self.sources):
+            return f"in memory, version {self._version}"
         parts = []
         for path in [*self.program_paths, *(s.location for s in self.sources)]:
             path = Path(path)
@@ -346,17 +350,21 @@ class Database:
         >>> print(db.apply(db.propose("+p(1).")[0]).lines())
         ['+p(1)', '-r(1)']
         """
-        if self.program_paths or self.sources:
-            if realization.basis and realization.basis != self.fingerprint():
-                raise NablogError(
-                    "the data changed since this realization was proposed",
-                    hint="propose again to get realizations for the current data",
-                )
-        changes: dict[str, tuple[set, set]] = {}
+        if realization.basis and realization.basis != self.fingerprint():
+            raise NablogError(
+                "the data changed since this realization was proposed",
+                hint="propose again to get realizations for the current data",
+            )
+        requested: dict[str, tuple[set, set]] = {}
         for atom in realization.insert:
-            changes.setdefault(atom.pred, (set(), set()))[0].add(tuple(atom.args))
+            requested.setdefault(atom.pred, (set(), set()))[0].add(tuple(atom.args))
         for atom in realization.delete:
-            changes.setdefault(atom.pred, (set(), set()))[1].add(tuple(atom.args))
+            requested.setdefault(atom.pred, (set(), set()))[1].add(tuple(atom.args))
+        # Only true changes count (seed 002, Def. 1): inserting a stored fact or deleting an absent
+        # one changes nothing, and undo must not take back what was there before.
+        stored = {pred: self._facts.get(base_part(pred) if pred in self.rules.derived else pred, set()) for pred in requested}
+        changes = {pred: (ins - stored[pred], dele & stored[pred]) for pred, (ins, dele) in requested.items()}
+        changes = {pred: c for pred, c in changes.items() if c[0] or c[1]}
         record: dict[str, dict] = {}
         if self.program_paths or self.sources:
             stores: dict[str, object] = {}
@@ -440,8 +448,8 @@ class Database:
         self._violations = None
         self._index = None
         self._python_violations = None
-        if self.program_paths or self.sources:
-            self.basis = self.fingerprint()
+        self._version += 1
+        self.basis = self.fingerprint()
         return induced_update(gained, lost)
 
     def is_consistent(self) -> bool:

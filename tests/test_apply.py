@@ -206,3 +206,27 @@ def test_interactive_apply_through_a_pseudo_terminal(chairs):
     os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     assert Database.from_files(chairs).query("group_chair(G, gerhard)") == [("infor9", "gerhard")]
+
+
+def test_undo_keeps_facts_that_were_there_before_apply(tmp_path):
+    program = tmp_path / "prog.lp"
+    program.write_text("r(X) :- q(X, Y), s(Y).\nq(1, b).\ns(c).\n#base q/2.\n")
+    db = Database.from_files(program)
+    realization = next(r for r in db.propose("+r(2).") if r.fresh).substitute({"new1": "c"})
+    assert db.apply(realization).lines() == ["+q(2, c)", "+r(2)"]  # s(c) was there already
+    db.undo()
+    assert Database.from_files(program).facts == {"q": {(1, "b")}, "s": {("c",)}}
+
+
+def test_in_memory_databases_refuse_stale_realizations_too():
+    db = Database.from_text("p(X) :- a(X). p(X) :- b(X). #base a/1. #base b/1. #constraint one :- a(X), b(X).")
+    proposal = db.propose("+p(1).")
+    db.apply(proposal[0])
+    with pytest.raises(NablogError) as info:
+        db.apply(proposal[1])
+    assert str(info.value).splitlines()[0] == "error: the data changed since this realization was proposed"
+
+
+def test_split_predicates_report_each_change_once():
+    db = Database.from_text("p(X) :- q(X). p(5). q(1). #base q/1.")
+    assert db.apply(db.propose("+p(2).")[0]).lines() == ["+p(2)"]

@@ -97,7 +97,7 @@ class AspProblem:
             # Core-guided optimization (usc) proves optima of repair-sized problems in well under a
             # second where branch-and-bound does not finish (1,000 hospital rows: 0.4 s vs > 20 s).
             args += ["--heuristic=Domain", "--opt-mode=optN", "--opt-strategy=usc", "0"]
-        elif minimal:
+        elif minimal and self.problem.candidates:  # (with no candidate, domRec only warns)
             args += ["--heuristic=Domain", "--enum-mode=domRec", "0"]
         control = clingo.Control(args)
         control.add("base", [], self.text + "\n" + "\n".join(f"#external on({i})." for i in range(len(self.switches))))

@@ -185,7 +185,6 @@ class Relevance:
         protect: Iterable[GroundAtom | str] = (),
         universe: Iterable[Constant] = (),
     ):
-        self.program = rules
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
         self.by_head: dict[str, list[Rule]] = {}
@@ -214,6 +213,7 @@ class Relevance:
         self.universe = universe if isinstance(universe, Set) else set(universe)
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
+        self._round = 1
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -368,6 +368,7 @@ class Relevance:
             propagated.update(candidates)
             changed_preds = {a[0] for _, a in changed}
             round_ += 1
+            self._round = round_
             # Repairs: constraint instances that may become true, required atoms that may fail.
             for name, pos, neg in self._constraint_instances(changed, constraint_instances):
                 for a in pos:
@@ -431,8 +432,34 @@ class Relevance:
                         if isinstance(b, Literal):
                             if b.positive:
                                 yield (MINUS, _ground(b.atom, full))
-                            elif None not in _pattern(b.atom, full):
-                                yield (PLUS, _ground(b.atom, full))
+                            else:
+                                # Making `not q(X, _)` false inserts some q(X, v).
+                                yield from ((PLUS, g) for g in self._blockers(b.atom, full, round_))
+
+    def _blockers(self, atom: Atom, binding: Mapping[Var, Constant], round_: int, new: bool = True) -> list[GroundAtom]:
+        """The ground atoms whose truth makes ``not atom`` false under ``binding``: the atom
+        itself, or for ``not q(X, _)`` every q(X, v) that holds, may hold, or may be inserted
+        (v from the candidate values of that position, seed 002 Def. 9.5). With ``new=False``
+        the new constants made so far serve (one is made if there is none yet)."""
+        pattern = _pattern(atom, binding)
+        if None not in pattern:
+            return [(atom.pred, pattern)]
+        out = {row for row in self.state.match_possible(atom.pred, pattern)}
+        free = [i for i, v in enumerate(pattern) if v is None]
+        domains = []
+        for i in free:
+            if self.herbrand:
+                values = set(self.universe)
+            else:
+                values = set(self.state.index.values(atom.pred, i)) | {r[i] for r in self.state.plus.get(atom.pred, ())}
+            fresh = self._fresh_for_round(round_) if new or not self.problem.fresh else list(self.problem.fresh)
+            domains.append(sorted(values - set(self.problem.fresh), key=constant_sort_key) + fresh)
+        for values in itertools.product(*domains):
+            row = list(pattern)
+            for i, v in zip(free, values):
+                row[i] = v
+            out.add(tuple(row))
+        return [(atom.pred, row) for row in sorted(out, key=lambda r: [constant_sort_key(v) for v in r])]
 
     def _propagate(self, seeds: list[tuple[str, GroundAtom]]) -> list[tuple[str, GroundAtom]]:
         """Add candidate changes to the possible state and derive every atom they may change."""
@@ -482,12 +509,7 @@ class Relevance:
         neg_lits = [b for b in d.body if isinstance(b, Literal) and not b.positive]
         neg: list[GroundAtom] = []
         for b in neg_lits:
-            pattern = _pattern(b.atom, full)
-            if None in pattern:
-                # `not q(X, _)`: any possibly true match would block the instance
-                neg.extend((b.atom.pred, row) for row in self.state.match_possible(b.atom.pred, pattern))
-            else:
-                neg.append((b.atom.pred, pattern))
+            neg.extend(self._blockers(b.atom, full, self._round, new=False))
         key = (name, pos, tuple(neg))
         if key in seen:
             return

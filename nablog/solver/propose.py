@@ -21,7 +21,7 @@ from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
 from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key
 from .asp import AspProblem
-from .ground import Bounds, GroundAtom, Relevance
+from .ground import Bounds, GroundAtom, Relevance, ground_atom
 from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
@@ -140,7 +140,7 @@ def propose(
         protect=protected,
         universe=universe,
     )
-    problem = relevance.solve([_ground(a) for a in request.insert], [_ground(a) for a in request.delete], violated)
+    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated)
     if problem.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
 
@@ -149,13 +149,18 @@ def propose(
         lambda change_set: accept_changes([problem.candidates[k] for k in sorted(change_set)], problem.fresh, "asp"),
         timeout=remaining,
     )
-    realizations = sorted(found.values(), key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+    realizations = ranked(found.values())
     if enumeration.status == "timeout":
         status = "timeout"
     elif enumeration.status == "stopped" or problem.bounded:
         status = "bounded"
     message, reasons = _message(realizations, status, problem, enumeration)
     return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+
+
+def ranked(realizations) -> list[Realization]:
+    """Smallest first, then by their atoms: a deterministic order."""
+    return sorted(realizations, key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
 
 
 def _message(realizations, status, problem, enumeration) -> tuple[str, list[str]]:
@@ -227,7 +232,7 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
     outcome = algorithm.run(request, deadline)
     for change_set in outcome.change_sets:
         accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform")
-    realizations = sorted(found.values(), key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+    realizations = ranked(found.values())
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
@@ -265,10 +270,6 @@ def _holds(model: Mapping[str, Set], request: Request) -> bool:
     return all(tuple(a.args) in model.get(a.pred, ()) for a in request.insert) and not any(
         tuple(a.args) in model.get(a.pred, ()) for a in request.delete
     )
-
-
-def _ground(atom: Atom) -> GroundAtom:
-    return (atom.pred, tuple(atom.args))
 
 
 def _user_atom(atom: Atom) -> Atom:

@@ -257,12 +257,12 @@ class Verifier:
 
 def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:
     """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
-    relation but internal ones), with stored facts of split predicates under their own name."""
+    relation but internal ones)."""
     keep = set(preds) if preds is not None else set(gained) | set(lost)
 
     def shown(pred: str) -> bool:
-        internal = pred.startswith(VIOLATION_PREFIX) or (pred.startswith(SPLIT_PREFIX) and preds is not None)
-        return pred in keep and not internal
+        # The stored facts of a split predicate `p` (in `base__p`) show in the view `p` itself.
+        return pred in keep and not pred.startswith((VIOLATION_PREFIX, SPLIT_PREFIX))
 
     return Update(
         gained={p: rows for p, rows in gained.items() if shown(p) and len(rows)},

@@ -121,7 +121,7 @@ def body(draw, level: int):
         bound |= {a for a in args if isinstance(a, Var)}
     if bound and draw(st.booleans()):
         pred, arity = draw(st.sampled_from(preds))
-        args = tuple(draw(st.sampled_from(sorted(bound, key=str) + CONSTANTS)) for _ in range(arity))
+        args = tuple(draw(st.sampled_from(sorted(bound, key=str) + CONSTANTS + [Var("_")])) for _ in range(arity))
         elements.append(Literal(Atom(pred, args), False))
     if bound and draw(st.integers(0, 3)) == 0:
         elements.append(Comparison(draw(st.sampled_from(["=", "!="])), draw(st.sampled_from(sorted(bound, key=str))), draw(terms.filter(lambda t: not isinstance(t, Var) or t in bound))))
