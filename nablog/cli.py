@@ -66,7 +66,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(check)
     check.add_argument("--json", action="store_true", help="print a JSON report")
     check.add_argument("--limit", type=int, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
+    check.add_argument("--witnesses", metavar="DIR", help="with --engine spark: write every violated instance to DIR/<constraint>/ as Parquet")
     check.set_defaults(run=run_check)
+
+    materialize = commands.add_parser(
+        "materialize",
+        help="compute the model on Spark and write each derived relation as Parquet",
+        description="Compute the perfect model on Spark and write every derived relation to OUT/<relation>/ "
+        "(Parquet, columns c0, c1, ...), atomically. With --model DIR (a model written by materialize), "
+        "bring it up to date after the base changes in --insert/--delete instead (seed 002's update "
+        "propagation) and write the new model and its changes (OUT/ins__<relation>/, OUT/del__<relation>/).",
+    )
+    materialize.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    materialize.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: directories of CSV/Parquet files or Parquet directories named after relations, single files (repeatable)")
+    materialize.add_argument("--out", required=True, metavar="DIR", help="the directory to write (created if missing)")
+    materialize.add_argument("--engine", choices=("spark",), default="spark", help="evaluation engine (materialize runs on spark)")
+    materialize.add_argument("--master", metavar="URL", help="Spark master URL (default: $SPARK_MASTER or local[*])")
+    materialize.add_argument("--checkpoint-dir", metavar="DIR", help="where Spark checkpoints go (shared storage on a cluster; default: executor storage)")
+    materialize.add_argument("--model", metavar="DIR", help="a stored model to bring up to date instead of computing one")
+    materialize.add_argument("--insert", action="append", default=[], metavar="PATH", help="base facts to insert, read like --data (with --model; repeatable)")
+    materialize.add_argument("--delete", action="append", default=[], metavar="PATH", help="base facts to delete, read like --data (with --model; repeatable)")
+    materialize_header = materialize.add_mutually_exclusive_group()
+    materialize_header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
+    materialize_header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
+    materialize.add_argument("--json", action="store_true", help="print a JSON summary")
+    materialize.set_defaults(run=run_materialize)
 
     query = commands.add_parser(
         "query",
@@ -134,7 +158,28 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
     explain.add_argument("--rules", choices=("normalized", "up", "vu"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), or view-update rules R∇ ∪ R∇τ (Def. 9, 10)")
+    explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
     explain.set_defaults(run=run_explain)
+
+    repair = commands.add_parser(
+        "repair",
+        help="find every violation and a minimal correction table; write the repaired data",
+        description="Find the violated constraints, compute minimal correction tables (insertions and "
+        "deletions that restore consistency), and write the repaired relations and the table to --out. "
+        "Exit status 0 when the result is consistent, 1 when no correction table was found.",
+    )
+    _add_database_options(repair)
+    repair.add_argument("--out", metavar="DIR", help="write the repaired relations and corrections.csv (the table) to DIR")
+    repair.add_argument("--format", choices=("csv", "parquet"), default="csv", help="file format for --out (default csv)")
+    repair.add_argument("--policy", default="subset", metavar="POLICY", help="subset (default: subset-minimal), min-card (fewest changes), or trust=REL:W,... (least weight)")
+    repair.add_argument("--enumerate", type=int, default=1, metavar="N", help="list up to N correction tables (default 1)")
+    repair.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
+    repair.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
+    repair.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant of an inserted fact")
+    repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
+    repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
+    repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
+    repair.set_defaults(run=run_repair)
     return parser
 
 
@@ -306,6 +351,10 @@ def run_undo(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        return run_bulk_check(args)
+    if args.witnesses:
+        raise NablogError("--witnesses needs --engine spark", hint="add --engine spark, or leave out --witnesses")
     db = open_database(args, args.files)
     violations = db.violations()
     if args.json:
@@ -315,6 +364,55 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         print_violations(sys.stdout, db, violations, args.limit)
     return 1 if violations else 0
+
+
+def run_bulk_check(args: argparse.Namespace) -> int:
+    """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
+    from .engines.spark_bulk import WITNESS_CAP, check_files
+
+    limit = WITNESS_CAP if args.json else args.limit
+    checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
+    violations = checked.violations
+    if args.json:
+        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_violations(sys.stdout, None, violations, args.limit, total=checked.total)
+        if args.witnesses and violations:
+            print(f"witnesses written to {args.witnesses}/<constraint>/")
+    return 1 if violations else 0
+
+
+def run_materialize(args: argparse.Namespace) -> int:
+    from .engines import spark_bulk
+
+    progress = Progress.for_terminal()
+    options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)
+    if args.model:
+        done = spark_bulk.propagate_files(args.files, args.data, args.model, args.insert, args.delete, args.out, **options)
+        summary = {"out": done.out, "relations": done.rows, "inserted": done.inserted, "deleted": done.deleted, "seconds": round(done.seconds, 3)}
+    elif args.insert or args.delete:
+        raise NablogError("--insert and --delete need --model", hint="give the stored model to update: --model DIR (written by nablog materialize)")
+    else:
+        done = spark_bulk.materialize_files(args.files, args.data, args.out, **options)
+        summary = {"out": done.out, "relations": done.rows, "seconds": round(done.seconds, 3)}
+    if progress is not None and progress.shown:
+        progress.stream.write("\r\x1b[K")  # the summary replaces the progress line
+        progress.shown = False
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    rows = summary["relations"]
+    print(f"wrote {len(rows)} relation{'s' if len(rows) != 1 else ''} to {done.out} in {done.seconds:.1f} s")
+    width = max((len(p) for p in rows), default=0)
+    for pred, n in rows.items():
+        print(f"  {pred.ljust(width)}  {n:,} row{'s' if n != 1 else ''}")
+    for key, sign in (("inserted", "+"), ("deleted", "-")):
+        for pred, n in summary.get(key, {}).items():
+            print(f"  {sign}{pred}: {n:,} tuple{'s' if n != 1 else ''}")
+    return 0
 
 
 def run_propagate(args: argparse.Namespace) -> int:
@@ -334,6 +432,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
     program = parse_files(args.files)
     analysis = analyze(program)
+    if args.simplify is not None:
+        return print_simplified(sys.stdout, program, args.simplify)
     if args.rules:
         sys.stdout.write(str(transformed(program, args.rules)) + "\n")
         return 0
@@ -374,6 +474,78 @@ def transformed(program, which: str):
         return propagation_rules(normalized) + transition_rules(normalized)
     vu = view_update_rules(normalized)
     return vu + view_update_transitions(normalized.with_statements(rules.requirements), vu)
+
+
+def print_simplified(out: TextIO, program, update_text: str) -> int:
+    """The simplified checks of every constraint for an update (seed 004, §3 and §4)."""
+    from .lang import separate_facts
+    from .repair.simplify import parse_change, simplify
+
+    rules, _ = separate_facts(program)
+    checks = simplify(rules, parse_change(update_text))
+    out.write(f"update: {checks.update}\n")
+    sections = [
+        ("before the update (seed 004 §3: Optimize(After^U(Γ)), assuming the database is consistent now):", checks.before),
+        ("after the update (seed 004 §4, (2): in the updated state, with the trusted constraints):", checks.after),
+    ]
+    for title, denials in sections:
+        out.write(title + "\n")
+        out.write("".join(f"  {d}\n" for d in denials) or "  true (the update cannot violate a constraint)\n")
+    if checks.unsimplified:
+        out.write("checked as written (not simplified): " + ", ".join(checks.unsimplified) + "\n")
+    return 0
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    from .io import text_to_constant
+    from .repair import repair
+    from .repair.output import print_report, write_repair
+
+    db = open_database(args, args.files)
+    progress = Progress.for_terminal()
+    verified = None
+    if args.interactive:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise NablogError("--interactive needs a terminal", hint="repair without one, or run nablog repair ... --interactive in a terminal")
+        from .repair.verify import VerifiedTable, verify_interactively
+
+        table_path = Path(args.verified) if args.verified else Path(args.files[0]).parent / ".nablog" / "verified.csv"
+        verified_table = VerifiedTable(table_path)
+        verified = verify_interactively(db.rules, db.model(), verified_table, input, sys.stdout, policy=args.policy, engine=db.engine)
+    result = repair(
+        db.rules,
+        db.model(),
+        engine=db.engine,
+        policy=args.policy,
+        limit=args.enumerate,
+        timeout=args.timeout,
+        protect=_protections(args),
+        verified=verified,
+        progress=progress,
+    )
+    if args.set and result.tables:
+        values = {}
+        for item in args.set:
+            name, sep, value = item.partition("=")
+            if not sep or name not in result.tables[0].fresh:
+                raise NablogError(f"--set {item}: not a new constant of the correction table", hint="its new constants are " + (", ".join(result.tables[0].fresh) or "none"))
+            values[name] = text_to_constant(value)
+        result.tables = [t.substitute(values) for t in result.tables]
+    if args.out and result.tables:
+        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
+        if not args.json:
+            print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
+    if args.json:
+        report = {
+            "consistent": result.consistent,
+            "violations": [v.to_json() for v in result.falsifiers.violations()],
+            "repairs": [t.to_json() for t in result.tables],
+        }
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_report(sys.stdout, result)
+    return 0 if result.consistent else 1
 
 
 def to_dot(analysis) -> str:
@@ -425,8 +597,8 @@ def print_proposal(out: TextIO, proposal) -> None:
         out.write("\nwhat stands in the way:\n" + "".join(f"  {r}\n" for r in proposal.reasons))
 
 
-def print_violations(out: TextIO, db: Database, violations: list[Violation], limit: int) -> None:
-    total = len(db.constraints())
+def print_violations(out: TextIO, db: Database | None, violations: list[Violation], limit: int, total: int | None = None) -> None:
+    total = len(db.constraints()) if total is None else total  # type: ignore[union-attr]
     if not violations:
         out.write(f"consistent: {total} constraint" + ("" if total == 1 else "s") + " hold\n")
         return
@@ -439,8 +611,8 @@ def print_violations(out: TextIO, db: Database, violations: list[Violation], lim
                 out.write("    " + ", ".join(str(a) for a in witness) + "\n")
             else:
                 out.write("    (the required atom does not hold)\n")
-        if len(v.witnesses) > limit:
-            out.write(f"    ... and {len(v.witnesses) - limit} more (--limit N, or --json for all)\n")
+        if v.count > limit:  # the count, not the witnesses: the spark checker brings only a few
+            out.write(f"    ... and {v.count - limit} more (--limit N, or --json for all)\n")
         out.write("\n")
 
 

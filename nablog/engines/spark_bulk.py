@@ -1,0 +1,676 @@
+"""Bulk work on Spark: materialize a model to Parquet, propagate a batch of base changes, check every constraint.
+
+Three operations over relations that stay on Spark, and their file-level forms used by the
+command line (``nablog materialize``, ``nablog materialize --model``, ``nablog check --engine spark``):
+
+- :func:`materialize`: the perfect model (:meth:`SparkEngine.run`), each derived relation written
+  to ``OUT/<relation>/`` as Parquet (:func:`~nablog.engines.spark_io.write_relations`).
+- :func:`propagate`: the induced update of seed 002 (Def. 2) of a batch of base insertions and
+  deletions, computed from a stored model component by component as seed 002's update
+  propagation rules prescribe and in the design of :meth:`PythonEngine.update` (DRed): the
+  deletion rules of R∆ (Def. 4) evaluated over the old state over-delete; the effectiveness test
+  against the new state (``not new__p``) rederives what still has a derivation; the insertion
+  rules of R∆ over the new state (R∆τ, Def. 5) add, semi-naively. A negated literal whose
+  relation gained tuples propagates like a deletion and one that lost tuples like an insertion
+  (the difference case of Def. 4). The result equals recomputation followed by a diff.
+- :func:`check`: every constraint over the model: a denial's violated ground instances are the
+  bindings of its body (self-joins for functional dependencies, inequality joins, anti-joins for
+  foreign keys), counted exactly; witnesses go to Parquet and the first few to the caller.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..lang import (
+    Atom,
+    Denial,
+    Literal,
+    NablogError,
+    Program,
+    Requirement,
+    Rule,
+    analyze,
+    base_part,
+    parse_files,
+    separate_facts,
+)
+from .plan import ComponentPlan, component_plans
+from .spark import (
+    Relation,
+    Round,
+    SparkEngine,
+    SparkModel,
+    _count,
+    _Evaluation,
+)
+from .spark_io import read_relations, write_relations
+from .spark_types import ColumnType, infer_types, join, meet, rows_of_arrow
+from .violations import VIOLATION_PREFIX, Violation, name_anonymous
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+INSERT_PREFIX, DELETE_PREFIX = "ins__", "del__"
+"""Deltas are written as ``OUT/ins__<relation>/`` and ``OUT/del__<relation>/`` (seed 002's ∆+/∆− names)."""
+
+WITNESS_CAP = 10_000
+"""At most this many witnesses per constraint are brought to the driver (all go to Parquet)."""
+
+Progress = Callable[[str], None]
+
+
+# -- materialize ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Materialized:
+    """What :func:`materialize` wrote: rows per relation, the steps of the evaluation, the time."""
+
+    out: str
+    rows: dict[str, int]
+    rounds: list[Round]
+    seconds: float
+
+
+def materialize(
+    engine: SparkEngine,
+    program: Program,
+    relations: Mapping[str, Relation | Iterable[tuple]],
+    out: str | Path,
+    progress: Progress | None = None,
+) -> Materialized:
+    """Compute the perfect model of ``program`` over ``relations`` and write every derived relation
+    to ``OUT/<relation>/`` (Parquet, columns ``c0, c1, ...``), atomically."""
+    start = time.perf_counter()
+    with engine.running():
+        model = engine.run(program, relations, progress)
+        derived = {p: model.relations[p] for p in model.derived}
+        if progress:
+            progress(f"writing {len(derived)} relation{'s' if len(derived) != 1 else ''} to {out}")
+        entries = write_relations(engine, out, derived)
+    return Materialized(str(out), {p: e["rows"] for p, e in entries.items()}, model.rounds, time.perf_counter() - start)
+
+
+def materialize_files(
+    files: Iterable[str],
+    data: Iterable[str],
+    out: str,
+    *,
+    master: str | None = None,
+    checkpoint_dir: str | None = None,
+    header: bool | None = None,
+    progress: Progress | None = None,
+) -> Materialized:
+    """:func:`materialize` over program files and ``--data`` paths (see :mod:`.spark_io`)."""
+    program = parse_files(list(files))
+    engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
+    relations = read_relations(engine, data, header)
+    _check_defined(program, relations)
+    return materialize(engine, program, relations, out, progress)
+
+
+def _check_defined(program: Program, relations: Mapping[str, object]) -> None:
+    """Every body predicate has rules, facts, data or a ``#base`` declaration (as Database checks)."""
+    from ..lang import AnalysisError
+
+    rules, facts = separate_facts(program, {})
+    defined = set(rules.derived) | set(facts) | set(relations) | {p for p, _ in rules.declared_base}
+    for statement in rules.statements:
+        if isinstance(statement, (Rule, Denial)):
+            atoms = [b.atom for b in statement.body if isinstance(b, Literal)]
+        elif isinstance(statement, Requirement):
+            atoms = [statement.atom]
+        else:
+            continue
+        for atom in atoms:
+            if atom.pred not in defined:
+                raise AnalysisError(
+                    f"predicate {atom.pred}/{atom.arity} has no rules, no data and no #base declaration",
+                    atom.loc or statement.loc,
+                    f"give its data with --data, or declare it with '#base {atom.pred}/{atom.arity}.'",
+                )
+
+
+# -- propagate ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Propagation:
+    """The new state of every relation, and per changed relation the tuples it gained and lost."""
+
+    relations: dict[str, Relation]
+    derived: list[str]
+    gained: dict[str, Relation]
+    lost: dict[str, Relation]
+    rounds: list[Round] = field(default_factory=list)
+
+    def collect(self) -> tuple[dict[str, set[tuple]], dict[str, set[tuple]]]:
+        """The induced update as Python sets: (gained, lost) per relation that changed."""
+        return (
+            {p: rows_of_arrow(r.frame.toArrow(), r.types) if r.arity else {()} for p, r in self.gained.items()},
+            {p: rows_of_arrow(r.frame.toArrow(), r.types) if r.arity else {()} for p, r in self.lost.items()},
+        )
+
+
+def propagate(
+    engine: SparkEngine,
+    program: Program,
+    base: Mapping[str, Relation],
+    model: Mapping[str, Relation],
+    insert: Mapping[str, Relation] | None = None,
+    delete: Mapping[str, Relation] | None = None,
+    progress: Progress | None = None,
+) -> Propagation:
+    """Bring a stored model up to date after base insertions and deletions (see the module
+    docstring); call it inside ``engine.running()``.
+
+    ``base`` holds the base relations before the change, ``model`` the derived relations of
+    their perfect model (as :func:`materialize` wrote them); ``insert``/``delete`` the changes of
+    base relations (for a predicate with rules and facts, of its stored part ``base__p``).
+    Inserting a present tuple or deleting an absent one changes nothing (seed 002, Def. 1).
+    """
+    rules, facts = separate_facts(program, {})
+    only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
+    analysis = analyze(only_rules)
+    derived = only_rules.derived
+    ev = _Evaluation(engine.session, engine, progress)
+    target = lambda p: base_part(p) if p in derived else p  # noqa: E731
+    insert = {target(p): r for p, r in (insert or {}).items()}
+    delete = {target(p): r for p, r in (delete or {}).items()}
+    given = {target(p): r for p, r in base.items()}
+    for pred, rows in facts.items():
+        if pred not in given:
+            given[pred] = _rows_relation(engine, ev, rows)
+    for pred in derived:
+        if pred not in model:
+            raise NablogError(
+                f"the stored model has no relation {pred}",
+                hint="materialize the model with this program first (nablog materialize ... --out DIR)",
+            )
+    for pred, arity in only_rules.signatures.items():
+        if pred not in derived and pred not in given:
+            given[pred] = _rows_relation(engine, ev, (), arity)
+    # Types: base relations widen to hold their insertions; derived ones to what the new base
+    # types infer (a stored model typed narrower is widened, never the other way).
+    base_types = {p: tuple(r.types) for p, r in given.items()}
+    for pred, rel in insert.items():
+        have = base_types.get(pred, (None,) * rel.arity)
+        base_types[pred] = tuple(join(a, b) for a, b in zip(have, rel.types))
+    types = dict(base_types)
+    for pred, kinds in infer_types(only_rules.rules, base_types).items():
+        stored = model[pred].types
+        types[pred] = tuple(join(a, b) for a, b in zip(kinds, stored))
+    ev.types.update(types)
+    for pred, rel in given.items():
+        ev.set(pred, Relation(ev.cast(rel, types[pred]), types[pred], rel.size))
+    for pred in derived:
+        rel = model[pred]
+        ev.set(pred, Relation(ev.cast(rel, types[pred]), types[pred], rel.size))
+    old: dict[str, Relation] = {}
+    gained: dict[str, Relation] = {}
+    lost: dict[str, Relation] = {}
+
+    def record(pred: str, before: Relation, plus: Relation | None, minus: Relation | None) -> None:
+        plus_n = plus.size if plus is not None else 0
+        minus_n = minus.size if minus is not None else 0
+        if plus_n or minus_n:
+            old[pred] = before
+            if plus_n:
+                gained[pred] = plus  # type: ignore[assignment]
+            if minus_n:
+                lost[pred] = minus  # type: ignore[assignment]
+
+    for pred in sorted(set(insert) | set(delete)):
+        before = ev.relation(pred)
+        kinds = types[pred]
+        ins = _fit(ev, insert[pred], kinds) if pred in insert else None
+        dele = _fit(ev, delete[pred], kinds) if pred in delete else None
+        plus = None
+        if ins is not None:
+            frame = ins.frame.distinct()
+            if dele is not None:
+                frame = _minus(ev, frame, dele)
+            plus = _stored(ev, _minus(ev, frame, before), kinds)
+        minus = _stored(ev, _intersect(ev, dele.frame.distinct(), before), kinds) if dele is not None else None
+        after = before.frame
+        if minus is not None and minus.size:
+            after = _minus(ev, after, minus)
+        if plus is not None and plus.size:
+            after = after.union(plus.frame)
+        if (plus is not None and plus.size) or (minus is not None and minus.size):
+            ev.set(pred, Relation(ev.checkpoint(after), kinds))
+        record(pred, before, plus, minus)
+    strata = analysis.stratum
+    ev.strata = max(strata.values(), default=0) + 1
+    for plan in component_plans(only_rules, analysis):
+        inputs = _inputs(plan)
+        if not inputs & set(old):
+            continue
+        before = {p: ev.relation(p) for p in plan.predicates}
+        plus, minus = _maintain(
+            ev,
+            plan,
+            {p: gained[p] for p in inputs if p in gained},
+            {p: lost[p] for p in inputs if p in lost},
+            {p: old[p] for p in inputs if p in old},
+            strata.get(plan.predicates[0], 0),
+        )
+        for pred in plan.predicates:
+            record(pred, before[pred], plus.get(pred), minus.get(pred))
+    order = [p for plan in component_plans(only_rules, analysis) for p in plan.predicates]
+    return Propagation(dict(ev.relations), order, gained, lost, ev.rounds)
+
+
+def _rows_relation(engine: SparkEngine, ev: _Evaluation, rows, arity: int | None = None) -> Relation:
+    rows = set(map(tuple, rows))
+    if arity is None:
+        arity = len(next(iter(rows))) if rows else 0
+    return ev.relation_from_rows(rows, arity)
+
+
+def _inputs(plan: ComponentPlan) -> set[str]:
+    rules = list(plan.exit_rules) + [r for r, _ in plan.recursive_rules]
+    return {b.atom.pred for r in rules for b in r.body if isinstance(b, Literal)} - set(plan.predicates)
+
+
+def _columns(arity: int) -> list[str]:
+    return [f"c{i}" for i in range(arity)]
+
+
+def _minus(ev: _Evaluation, frame: DataFrame, other: Relation) -> DataFrame:
+    """Rows of ``frame`` (typed like ``other``) that are not in ``other``."""
+    if other.size == 0:
+        return frame
+    return ev.anti_join(frame, other.frame, other.size, other.types, _columns(other.arity))
+
+
+def _intersect(ev: _Evaluation, frame: DataFrame, other: Relation) -> DataFrame:
+    """Rows of ``frame`` (typed like ``other``) that are in ``other``."""
+    return ev.semi_join(frame, other.frame, other.size, other.types, _columns(other.arity))
+
+
+def _stored(ev: _Evaluation, frame: DataFrame, types: tuple[ColumnType, ...]) -> Relation:
+    """A frame checkpointed and counted: one job, and its lineage is cut."""
+    stored = ev.checkpoint(frame)
+    return Relation(stored, types, _count(stored))
+
+
+def _fit(ev: _Evaluation, rel: Relation, types: tuple[ColumnType, ...]) -> Relation:
+    """A relation in the column types ``types``: wider columns are narrowed to the rows that fit,
+    narrower ones widened; a column sharing no value with its target type keeps no row."""
+    from pyspark.sql import functions as F
+
+    if rel.arity != len(types):
+        raise NablogError(
+            f"a change has {rel.arity} columns but the relation it changes has {len(types)}",
+            hint="every row of a relation has one value per argument",
+        )
+    if tuple(rel.types) == tuple(types):
+        return rel
+    columns, conditions = [], []
+    for i, (have, want) in enumerate(zip(rel.types, types)):
+        if have is None:
+            return Relation(ev.empty(types), types, 0)
+        if meet(have, want) is None:
+            return Relation(ev.empty(types), types, 0)
+        value, keep = ev.convert(F.col(f"c{i}"), have, want)
+        columns.append(value.alias(f"c{i}"))
+        if keep is not None:
+            conditions.append(keep)
+    frame = rel.frame.filter(reduce(lambda a, b: a & b, conditions)) if conditions else rel.frame
+    return Relation(frame.select(*columns), types)
+
+
+def _restricted(rule: Rule, position: int) -> Rule:
+    """The rule with body literal ``position`` read positively (its instances are those where the
+    negated atom is one of the changed tuples); the negation itself is still checked in the state
+    the rule is evaluated in (with ``_``, another tuple may still match)."""
+    literal = rule.body[position]
+    if literal.positive:
+        return rule
+    body = list(rule.body)
+    body[position] = Literal(literal.atom, True)
+    return Rule(rule.head, (*body, literal), rule.loc)
+
+
+def _maintain(
+    ev: _Evaluation,
+    plan: ComponentPlan,
+    gained: Mapping[str, Relation],
+    lost: Mapping[str, Relation],
+    old: Mapping[str, Relation],
+    stratum: int,
+) -> tuple[dict[str, Relation], dict[str, Relation]]:
+    """Bring one component up to date after its inputs gained and lost tuples (DRed, see the
+    module docstring); return the tuples each member gained and lost.
+
+    ``old`` holds the previous state of every changed input (``ev`` holds the new state of the
+    lower components and, until this returns, the old state of this one).
+    """
+    members = plan.predicates
+    rules = list(plan.exit_rules) + [r for r, _ in plan.recursive_rules]
+    before = {p: ev.relation(p) for p in members}
+
+    def old_state(pred: str) -> Relation:
+        if pred in old:
+            return old[pred]
+        return before[pred] if pred in before else ev.relation(pred)
+
+    def derive(positive: Mapping[str, Relation], negative: Mapping[str, Relation], read) -> dict[str, list[DataFrame]]:
+        """Heads of rule instances with one literal restricted to a change: a positive literal to
+        the tuples in ``positive``, a negated one (read positively) to those in ``negative``."""
+        out: dict[str, list[DataFrame]] = {}
+        for rule in rules:
+            for i, element in enumerate(rule.body):
+                if not isinstance(element, Literal):
+                    continue
+                delta = (positive if element.positive else negative).get(element.atom.pred)
+                if delta is None or not delta.size:
+                    continue
+                frame = ev.rule(_restricted(rule, i), i, delta, read)
+                if frame is not None:
+                    out.setdefault(rule.head[0].pred, []).append(frame)
+        return out
+
+    # (1) over-delete: every tuple with a derivation that used a lost (or newly negated) tuple,
+    # evaluated over the old state (seed 002, Def. 4: the ∆− rules read the old state).
+    start = time.perf_counter()
+    removed: dict[str, list[Relation]] = {p: [] for p in members}
+    frontier = {
+        p: _stored(ev, _intersect(ev, reduce(_union, frames).distinct(), before[p]), ev.types[p])
+        for p, frames in derive(lost, gained, old_state).items()
+    }
+    number = 0
+    while any(f.size for f in frontier.values()):
+        number += 1
+        ev.note(Round(stratum, members, "deletions", number, sum(f.size or 0 for f in frontier.values()), time.perf_counter() - start))
+        start = time.perf_counter()
+        for p, f in frontier.items():
+            if f.size:
+                removed[p].append(f)
+        derived = derive({p: f for p, f in frontier.items() if f.size}, {}, old_state)
+        frontier = {}
+        for p, frames in derived.items():
+            candidates = _intersect(ev, reduce(_union, frames).distinct(), before[p])
+            so_far = _union_relations(ev, removed[p], p)
+            frontier[p] = _stored(ev, _minus(ev, candidates, so_far) if so_far.size else candidates, ev.types[p])
+    gone = {p: _union_relations(ev, removed[p], p) for p in members}
+    # (2) remove them
+    for p in members:
+        if gone[p].size:
+            ev.set(p, Relation(ev.checkpoint(_minus(ev, before[p].frame, gone[p])), ev.types[p]))
+    # (3) rederive what still has a derivation in the new state (the ``not new__p`` test), and
+    # (4) insert what the gained tuples derive over the new state, continuing semi-naively.
+    seeds = derive(gained, lost, ev.relation)
+    for rule in rules:
+        head = rule.head[0]
+        if gone[head.pred].size:
+            guard = Literal(Atom(f"nablog_removed__{head.pred}", head.args), True)
+            frame = ev.rule(Rule(rule.head, (guard, *rule.body), rule.loc), 0, gone[head.pred])
+            if frame is not None:
+                seeds.setdefault(head.pred, []).append(frame)
+    added = ev.fixpoint(plan, stratum, seeds=seeds, track=True) if any(seeds.values()) else {}
+    plus: dict[str, Relation] = {}
+    minus: dict[str, Relation] = {}
+    for p in members:
+        came = added.get(p)
+        went = gone[p]
+        if came is not None and came.size:
+            plus[p] = _stored(ev, _minus(ev, came.frame, went), ev.types[p]) if went.size else came
+            minus[p] = _stored(ev, _minus(ev, went.frame, came), ev.types[p]) if went.size else went
+        else:
+            minus[p] = went
+    return plus, minus
+
+
+def _union(a: DataFrame, b: DataFrame) -> DataFrame:
+    return a.union(b)
+
+
+def _union_relations(ev: _Evaluation, relations: list[Relation], pred: str) -> Relation:
+    """Disjoint relations as one (sizes add up)."""
+    types = ev.types[pred]
+    if not relations:
+        return Relation(ev.empty(types), types, 0)
+    return Relation(reduce(_union, [r.frame for r in relations]), types, sum(r.size or 0 for r in relations))
+
+
+@dataclass
+class Propagated:
+    """What :func:`propagate_files` wrote: rows per relation of the new model, and the sizes of
+    the induced update per relation."""
+
+    out: str
+    rows: dict[str, int]
+    inserted: dict[str, int]
+    deleted: dict[str, int]
+    rounds: list[Round]
+    seconds: float
+
+
+def propagate_files(
+    files: Iterable[str],
+    data: Iterable[str],
+    model_dir: str,
+    insert: Iterable[str],
+    delete: Iterable[str],
+    out: str,
+    *,
+    master: str | None = None,
+    checkpoint_dir: str | None = None,
+    header: bool | None = None,
+    progress: Progress | None = None,
+) -> Propagated:
+    """Read the base relations (``data``), the stored model (``model_dir``, as ``nablog materialize``
+    wrote it) and the changes (``insert``/``delete`` paths, read like data), propagate, and write
+    the new model's derived relations plus ``ins__<relation>``/``del__<relation>`` for every
+    relation that changed to ``out``, atomically."""
+    start = time.perf_counter()
+    program = parse_files(list(files))
+    engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
+    base = read_relations(engine, data, header)
+    _check_defined(program, base)
+    model = read_relations(engine, [model_dir], header)
+    insert_rel = read_relations(engine, insert, header) if insert else {}
+    delete_rel = read_relations(engine, delete, header) if delete else {}
+    rules, _ = separate_facts(program, {})
+    known = set(rules.signatures) | set(base) | {base_part(p) for p in rules.derived}
+    for pred in [*insert_rel, *delete_rel]:
+        if pred in rules.derived and base_part(pred) not in base and pred not in base:
+            raise NablogError(
+                f"{pred} is a view: an update changes base facts only",
+                hint=f"change the base relations {pred} is defined from (nablog propose finds how)",
+            )
+        if pred not in known:
+            raise NablogError(f"the change names relation {pred}, which the program and the data do not have", hint="check the file names of the change")
+    with engine.running():
+        result = propagate(engine, program, base, model, insert_rel, delete_rel, progress)
+        written = {p: result.relations[p] for p in result.derived}
+        for pred, rel in result.gained.items():
+            written[INSERT_PREFIX + pred] = rel
+        for pred, rel in result.lost.items():
+            written[DELETE_PREFIX + pred] = rel
+        if progress:
+            progress(f"writing {len(written)} relations to {out}")
+        entries = write_relations(engine, out, written)
+    return Propagated(
+        out,
+        {p: entries[p]["rows"] for p in result.derived},
+        {p: entries[INSERT_PREFIX + p]["rows"] for p in result.gained},
+        {p: entries[DELETE_PREFIX + p]["rows"] for p in result.lost},
+        result.rounds,
+        time.perf_counter() - start,
+    )
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    """What :func:`check` found: each violated constraint (exact count, the first witnesses) and
+    how many constraints there are."""
+
+    violations: list[Violation]
+    total: int
+    witnesses: str | None = None
+
+
+def check(
+    engine: SparkEngine,
+    program: Program,
+    model: SparkModel,
+    limit: int = WITNESS_CAP,
+    witnesses: str | Path | None = None,
+) -> Checked:
+    """Every violated constraint of ``program`` in ``model`` (call inside ``engine.running()``).
+
+    A denial's ground instances are evaluated as the rule ``violation__i(V..) :- body.`` on
+    Spark (each ``_`` of a positive literal named, so that an instance fixes every witness fact,
+    as :func:`~nablog.engines.violations.find_violations` does); ``count`` is the exact number of
+    distinct instances, ``witnesses`` the first ``limit`` of them in nablog's order. With
+    ``witnesses`` a directory, every instance of each violated denial is written to
+    ``<dir>/<constraint>/`` as Parquet, one column per variable of the denial.
+
+    All denials are evaluated in one job (their instances tagged and unioned, each denial's
+    binding one struct column, so the rows stay narrow), counted by a second, and their first
+    witnesses ranked by a third: a Spark job costs a fixed 0.1-0.5 s here, more than checking a
+    functional dependency over 50,000 rows.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from ..lang import Var
+    from .spark_types import arrow_values
+
+    ev = model.evaluation
+    constraints = program.named_constraints()
+    found: dict[int, Violation] = {}
+    denials = []
+    for i, (name, c) in enumerate(constraints):
+        if isinstance(c, Requirement):
+            if not _holds(ev, c.atom):
+                found[i] = Violation(name, str(c), 1, ((),), ({},))
+            continue
+        body = name_anonymous(c.body)
+        atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
+        # Variables in the order they first occur in the witness atoms: sorting the instances by
+        # them sorts the witnesses as find_violations does (atom by atom, argument by argument).
+        variables = tuple(dict.fromkeys(t for a in atoms for t in a.args if isinstance(t, Var)))
+        head = Atom(f"{VIOLATION_PREFIX}{i}", variables)
+        rule = Rule((head,), body)
+        ev.types.update(infer_types([rule], ev.types))
+        frame = ev.rule(rule)
+        if frame is None:
+            continue
+        if not variables:
+            if frame.limit(1).count():
+                found[i] = Violation(name, str(c), 1, (atoms,), ({},))
+            continue
+        # Every argument of a positive literal is a variable of the instance or a constant, so
+        # instances over relations without duplicate rows are distinct already.
+        sets = all(ev.relations[a.pred].unique or a.pred in model.derived for a in atoms)
+        denials.append((i, name, c, variables, atoms, frame, ev.types[head.pred], sets))
+    if denials:
+        parts = []
+        for k, (_, _, _, variables, _, frame, _, _) in enumerate(denials):
+            binding = F.struct(*[F.col(f"c{j}").alias(v.name) for j, v in enumerate(variables)])
+            parts.append(frame.select(F.lit(k).alias("t"), binding.alias(f"s{k}")))
+        # The other denials' columns are filled with nulls by the union.
+        combined = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+        combined = combined.select("t", *[F.col(f"s{m}") for m in range(len(denials))])
+        if not all(sets for *_, sets in denials):
+            combined = combined.distinct()
+        combined = ev.checkpoint(combined)
+        counts = {row["t"]: row["count"] for row in combined.groupBy("t").count().collect()}
+        ranked: dict[int, list[tuple]] = {k: [] for k in counts}
+        if counts and limit > 0:
+            order = Window.partitionBy("t").orderBy(*[F.col(f"s{m}") for m in range(len(denials))])
+            first = combined.withColumn("n", F.row_number().over(order)).where(F.col("n") <= limit)
+            table = first.toArrow()
+            tags, numbers = table.column("t").to_pylist(), table.column("n").to_pylist()
+            for k in counts:
+                _, _, _, variables, _, _, types, _ = denials[k]
+                column = table.column(f"s{k}").combine_chunks()
+                values = [arrow_values(column.field(j), kind) for j, kind in enumerate(types)]
+                rows = sorted((n, idx) for idx, (t, n) in enumerate(zip(tags, numbers)) if t == k)
+                ranked[k] = [tuple(v[idx] for v in values) for _, idx in rows]
+        written: dict[str, Relation] = {}
+        names: dict[str, list[str]] = {}
+        for k, (i, name, c, variables, atoms, _, types, _) in enumerate(denials):
+            if k not in counts:
+                continue
+            bindings = [dict(zip(variables, row)) for row in ranked[k]]
+            found[i] = Violation(name, str(c), int(counts[k]), tuple(tuple(_ground(a, b) for a in atoms) for b in bindings), tuple(bindings))
+            if witnesses is not None:
+                mine = combined.where(F.col("t") == k).select(*[F.col(f"s{k}").getField(v.name).alias(f"c{j}") for j, v in enumerate(variables)])
+                written[name] = Relation(mine, types, int(counts[k]))
+                names[name] = [v.name for v in variables]
+        if written:
+            write_relations(engine, witnesses, written, names)  # type: ignore[arg-type]
+    return Checked([found[i] for i in sorted(found)], len(constraints), None if witnesses is None else str(witnesses))
+
+
+def _ground(atom: Atom, binding: dict) -> Atom:
+    from ..lang import Var
+
+    return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
+
+
+def _holds(ev: _Evaluation, atom: Atom) -> bool:
+    """Whether a ground atom is in the model."""
+    from pyspark.sql import functions as F
+
+    if atom.pred not in ev.relations:
+        return False
+    rel = ev.relation(atom.pred)
+    if rel.size == 0:
+        return False
+    frame = rel.frame
+    for i, value in enumerate(atom.args):
+        test = ev.equals_constant(F.col(f"c{i}"), rel.types[i], value)
+        if test is False:
+            return False
+        frame = frame.filter(test)
+    return bool(frame.limit(1).count())
+
+
+def check_files(
+    files: Iterable[str],
+    data: Iterable[str],
+    *,
+    master: str | None = None,
+    checkpoint_dir: str | None = None,
+    header: bool | None = None,
+    limit: int = WITNESS_CAP,
+    witnesses: str | None = None,
+    progress: Progress | None = None,
+) -> Checked:
+    """:func:`check` over program files and ``--data`` paths (``nablog check --engine spark``)."""
+    program = parse_files(list(files))
+    engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
+    relations = read_relations(engine, data, header)
+    _check_defined(program, relations)
+    with engine.running():
+        model = engine.run(program, relations, progress)
+        return check(engine, program, model, limit, witnesses)
+
+
+__all__ = [
+    "Checked",
+    "Materialized",
+    "Propagated",
+    "Propagation",
+    "check",
+    "check_files",
+    "materialize",
+    "materialize_files",
+    "propagate",
+    "propagate_files",
+]
+
