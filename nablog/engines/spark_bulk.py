@@ -579,7 +579,9 @@ def check(
     if denials:
         parts = []
         for k, (_, _, _, variables, _, frame, _, _) in enumerate(denials):
-            binding = F.struct(*[F.col(f"c{j}").alias(v.name) for j, v in enumerate(variables)])
+            # Fields nullable: rows of the other denials carry a null struct here, which Arrow
+            # refuses to read as a struct of non-nullable fields.
+            binding = F.struct(*[F.when(F.lit(True), F.col(f"c{j}")).alias(v.name) for j, v in enumerate(variables)])
             parts.append(frame.select(F.lit(k).alias("t"), binding.alias(f"s{k}")))
         # The other denials' columns are filled with nulls by the union.
         combined = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
