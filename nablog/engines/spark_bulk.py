@@ -546,7 +546,9 @@ def check(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from ..lang import Var
-    from .spark_types import arrow_values
+    from pyspark.sql.types import StructField, StructType
+
+    from .spark_types import arrow_values, spark_type
 
     ev = model.evaluation
     constraints = program.named_constraints()
@@ -578,10 +580,13 @@ def check(
         denials.append((i, name, c, variables, atoms, frame, ev.types[head.pred], sets))
     if denials:
         parts = []
-        for k, (_, _, _, variables, _, frame, _, _) in enumerate(denials):
+        for k, (_, _, _, variables, _, frame, types, _) in enumerate(denials):
             # Fields nullable: rows of the other denials carry a null struct here, which Arrow
-            # refuses to read as a struct of non-nullable fields.
-            binding = F.struct(*[F.when(F.lit(True), F.col(f"c{j}")).alias(v.name) for j, v in enumerate(variables)])
+            # refuses to read as a struct of non-nullable fields (columns read from Parquet are
+            # non-nullable once their nulls are ""). A cast to nullable fields is kept by the
+            # optimizer, unlike a no-op expression such as ``when(true, c)``.
+            nullable = StructType([StructField(v.name, spark_type(t), True) for v, t in zip(variables, types)])
+            binding = F.struct(*[F.col(f"c{j}").alias(v.name) for j, v in enumerate(variables)]).cast(nullable)
             parts.append(frame.select(F.lit(k).alias("t"), binding.alias(f"s{k}")))
         # The other denials' columns are filled with nulls by the union.
         combined = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
