@@ -529,8 +529,15 @@ class Relevance:
                 defined.add(a)
                 todo.append(a)
 
-        for _, a in problem.require_true + problem.require_false:
-            need(a)
+        # A request atom no candidate can change is met or failed already by its current value.
+        for wanted, atoms in ((True, problem.require_true), (False, problem.require_false)):
+            for name, a in list(atoms):
+                if self.state.fixed(a):
+                    atoms.remove((name, a))
+                    if self.state.now(a) != wanted:
+                        problem.fixed_conflicts.append(f"no candidate change can make {'+' if wanted else '-'}{to_atom(a)} hold")
+                else:
+                    need(a)
         for name, req in self.requirements:
             a = ground_atom(req.atom)
             if self.state.fixed(a):
