@@ -16,6 +16,7 @@ Python tuples. Iteration yields tuples in the order of constants.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator, Set
 from typing import Mapping
 
@@ -47,6 +48,36 @@ class ConstantDictionary:
         ints.sort()
         strs.sort()
         return cls(ints + strs)
+
+    def extended(self, constants: Iterable[Constant]) -> tuple["ConstantDictionary", np.ndarray]:
+        """This dictionary with ``constants`` added, and the map from old ids to new ones.
+
+        The map is increasing, so rows re-encoded through it keep their order: a relation moves
+        to the new dictionary by one vectorized lookup, without decoding or sorting.
+
+        >>> d = ConstantDictionary.build([1, "b", "d"])
+        >>> e, remap = d.extended(["c", 0, "b"])
+        >>> e.values, remap.tolist()
+        ([0, 1, 'b', 'c', 'd'], [1, 2, 4])
+        """
+        added = ConstantDictionary.build(c for c in set(constants) if c not in self.ids).values
+        if not added:
+            return self, np.arange(len(self.values), dtype=INT)
+        n_ints = bisect.bisect_left(self.values, True, key=lambda v: type(v) is str)
+        # Where each added constant goes among the old ones (both lists are sorted).
+        positions = np.array(
+            [
+                bisect.bisect_left(self.values, v, 0, n_ints) if type(v) is int else bisect.bisect_left(self.values, v, n_ints)
+                for v in added
+            ],
+            dtype=INT,
+        )
+        old_ids = np.arange(len(self.values), dtype=INT)
+        remap = old_ids + np.searchsorted(positions, old_ids, side="right")
+        values = np.empty(len(self.values) + len(added), dtype=object)
+        values[remap] = self.values
+        values[positions + np.arange(len(added), dtype=INT)] = added
+        return ConstantDictionary(values.tolist()), remap
 
     def __len__(self) -> int:
         return len(self.values)
@@ -174,6 +205,16 @@ class EncodedRelation(Set):
     def empty(cls, dictionary: ConstantDictionary, arity: int) -> "EncodedRelation":
         return cls.from_columns(dictionary, [np.zeros(0, INT)] * arity, arity, 0)
 
+    def remapped(self, dictionary: ConstantDictionary, remap: np.ndarray) -> "EncodedRelation":
+        """This relation over ``dictionary``, given the increasing map of ids from
+        :meth:`ConstantDictionary.extended`; rows keep their order, so nothing is sorted."""
+        if self.arity == 0:
+            return EncodedRelation(dictionary, 0, self.keys, None)
+        columns = [remap[c] for c in self.columns()]
+        if fits_in_key(len(dictionary), self.arity):
+            return EncodedRelation(dictionary, self.arity, pack(columns, len(dictionary)), None)
+        return EncodedRelation(dictionary, self.arity, None, np.stack(columns, axis=1))
+
     # -- access ---------------------------------------------------------------------------------
 
     @property
@@ -215,6 +256,25 @@ class EncodedRelation(Set):
             return bool(member(self._keys, probe)[0])
         assert self._rows is not None
         return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
+
+    def select(self, pattern: tuple) -> list[tuple]:
+        """The tuples equal to ``pattern`` at its non-None positions, by one scan of the bound
+        columns: cheaper than building an index (``lookup.ModelIndex``) for a few lookups.
+
+        >>> d = ConstantDictionary.build([1, 2, "a"])
+        >>> EncodedRelation.from_rows(d, [(1, "a"), (2, "a"), (1, 2)], arity=2).select((1, None))
+        [(1, 2), (1, 'a')]
+        """
+        columns = self.columns()
+        mask = np.ones(len(self), dtype=bool)
+        for column, value in zip(columns, pattern):
+            if value is not None:
+                i = self.dictionary.id(value)
+                if i is None:
+                    return []
+                mask &= column == i
+        rows = np.flatnonzero(mask)
+        return list(zip(*(self.dictionary.decode_column(c[rows]) for c in columns)))
 
     def contains_keys(self, probe: np.ndarray) -> np.ndarray:
         """Which packed keys are tuples of this (packed) relation."""
@@ -282,6 +342,23 @@ class PatchedRelation(EncodedRelation):
             return False
         probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
         return bool(self.contains_keys(probe)[0])
+
+
+def lex_range(rows: np.ndarray, probe) -> tuple[int, int]:
+    """The rows equal to ``probe`` in lexicographically sorted ``rows``, as a range ``lo:hi``;
+    when there are none, ``lo`` is where ``probe`` would be inserted. Narrows column by column
+    with binary searches: O(arity · log n), for probing a few rows of a wide relation.
+
+    >>> lex_range(np.array([[1, 2], [1, 5], [3, 0]]), (1, 5)), lex_range(np.array([[1, 2], [1, 5], [3, 0]]), (2, 0))
+    ((1, 2), (2, 2))
+    """
+    lo, hi = 0, len(rows)
+    for c, value in enumerate(probe):
+        column = rows[lo:hi, c]
+        lo, hi = lo + int(np.searchsorted(column, value, "left")), lo + int(np.searchsorted(column, value, "right"))
+        if lo == hi:
+            break
+    return lo, hi
 
 
 def unique_rows(rows: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from .encoding import (
     PatchedRelation,
     fits_in_key,
     key_base,
+    lex_range,
     member,
     merge_sorted,
     pack,
@@ -85,12 +86,24 @@ def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
 class _Evaluator:
     """Evaluates rules over a fixed dictionary; holds the current relations and their indexes."""
 
-    def __init__(self, dictionary: ConstantDictionary, arities: dict[str, int]):
+    def __init__(self, dictionary: ConstantDictionary, arities: dict[str, int], extends: tuple[ConstantDictionary, np.ndarray] | None = None):
         self.d = dictionary
         self.size = len(dictionary)
         self.arities = arities
         self.rels: dict[str, EncodedRelation] = {}
         self.progress: Callable[[int, int], None] | None = None
+        # (old dictionary, increasing map of its ids into d): relations over the old dictionary
+        # move to d without decoding (ConstantDictionary.extended).
+        self.extends = extends
+
+    def encode(self, rows: Set, arity: int) -> EncodedRelation:
+        """``rows`` as a relation over this evaluator's dictionary."""
+        if isinstance(rows, EncodedRelation) and rows.arity == arity:
+            if rows.dictionary is self.d:
+                return rows
+            if self.extends is not None and rows.dictionary is self.extends[0]:
+                return rows.remapped(self.d, self.extends[1])
+        return EncodedRelation.from_rows(self.d, rows, arity)
 
     def relation(self, pred: str) -> EncodedRelation:
         rel = self.rels.get(pred)
@@ -562,6 +575,7 @@ def _small(change: int, rel: EncodedRelation) -> bool:
 
 
 PATCH_MIN, PATCH_RATIO = 50_000, 64
+FEW_ROWS = 64  # a change of at most this many rows to a wide (unpacked) relation is searched, not sorted
 CHUNK_ROWS = 500_000  # rows of an intermediate join result evaluated at once
 
 
@@ -575,7 +589,15 @@ def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
             gone = b.keys[a.contains_keys(b.keys)]
             return PatchedRelation.of(a, np.zeros(0, INT), gone) if len(gone) else a
         return EncodedRelation(a.dictionary, a.arity, a.keys[~b.contains_keys(a.keys)], None)
-    rows_a, rows_b = np.stack(a.columns(), 1), np.stack(b.columns(), 1)
+    rows_a, rows_b = a._rows, b._rows
+    assert rows_a is not None and rows_b is not None
+    if len(rows_b) <= FEW_ROWS < len(rows_a):
+        # A few wide rows out of many: binary searches, not a sort of all of a.
+        gone = [lo for lo, hi in (lex_range(rows_a, row) for row in rows_b) if hi > lo]
+        return EncodedRelation(a.dictionary, a.arity, None, np.delete(rows_a, gone, axis=0)) if gone else a
+    if len(rows_a) <= FEW_ROWS < len(rows_b):
+        keep = [lo == hi for lo, hi in (lex_range(rows_b, row) for row in rows_a)]
+        return EncodedRelation(a.dictionary, a.arity, None, rows_a[np.array(keep, dtype=bool)])
     keep = ~_member(np.sort(row_view(rows_b)), row_view(rows_a))
     return EncodedRelation(a.dictionary, a.arity, None, rows_a[keep])
 
@@ -590,8 +612,14 @@ def union_disjoint(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
         if _small(len(b), a):
             return PatchedRelation.of(a, b.keys, np.zeros(0, INT))
         return EncodedRelation(a.dictionary, a.arity, merge_sorted(a.keys, b.keys), None)
-    rows = np.concatenate([np.stack(a.columns(), 1), np.stack(b.columns(), 1)])
-    return EncodedRelation(a.dictionary, a.arity, None, unique_rows(rows))
+    assert a._rows is not None and b._rows is not None
+    if not len(b):
+        return a
+    if len(b) <= FEW_ROWS < len(a):
+        # Keep a's order: insert b's (sorted) rows where they belong instead of sorting again.
+        at = [lex_range(a._rows, row)[0] for row in b._rows]
+        return EncodedRelation(a.dictionary, a.arity, None, np.insert(a._rows, at, b._rows, axis=0))
+    return EncodedRelation(a.dictionary, a.arity, None, unique_rows(np.concatenate([a._rows, b._rows])))
 
 
 class PythonEngine:
@@ -607,7 +635,7 @@ class PythonEngine:
         prepared = prepare(program, facts)
         evaluator = self._evaluator(prepared, prepared.facts.values(), prepared.facts.values())
         for pred, rows in prepared.facts.items():
-            evaluator.rels[pred] = _encode(evaluator.d, rows, prepared.arities[pred])
+            evaluator.rels[pred] = evaluator.encode(rows, prepared.arities[pred])
         plans = component_plans(prepared.program, prepared.analysis)
         for i, plan in enumerate(plans):
             if self.progress:
@@ -648,7 +676,7 @@ class PythonEngine:
         for pred, rows in model.items():
             if pred not in signatures and not insert.get(pred):
                 arities[pred] = _arity(rows)
-            evaluator.rels[pred] = _encode(evaluator.d, rows, arities[pred])
+            evaluator.rels[pred] = evaluator.encode(rows, arities[pred])
         for pred in delete:
             arities.setdefault(pred, _arity(delete[pred]))
         # Per changed relation: its old value, the tuples it gained and the tuples it lost.
@@ -705,9 +733,9 @@ class PythonEngine:
         arities = prepared.arities
         for pred, rows in model.items():
             arities.setdefault(pred, _arity(rows))
-            evaluator.rels[pred] = _encode(evaluator.d, rows, arities[pred])
+            evaluator.rels[pred] = evaluator.encode(rows, arities[pred])
         encoded = {
-            sign: {p: _encode(evaluator.d, rows, arities.get(p, _arity(rows))) for p, rows in changed.items()}
+            sign: {p: evaluator.encode(rows, arities.get(p, _arity(rows))) for p, rows in changed.items()}
             for sign, changed in (("+", gained), ("-", lost))
         }
         current = lambda i, atom: evaluator.relation(atom.pred)  # noqa: E731
@@ -723,8 +751,8 @@ class PythonEngine:
 
     @staticmethod
     def _evaluator(prepared: Prepared, relations: Iterable[Iterable[tuple]], encoded: Iterable[Set]) -> _Evaluator:
-        """An evaluator whose dictionary covers the program and the data; reuses the dictionary
-        of an already encoded model when it covers everything."""
+        """An evaluator whose dictionary covers the program and the data: the dictionary of an
+        already encoded model, extended by the constants it lacks (see ``_Evaluator.encode``)."""
         constants = set(prepared.program.constants())
         existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
         for rows in relations:
@@ -732,8 +760,8 @@ class PythonEngine:
                 constants.update(itertools.chain.from_iterable(rows))
         if len(existing) == 1:
             d = next(iter(existing))
-            if all(c in d.ids for c in constants):
-                return _Evaluator(d, prepared.arities)
+            extended, remap = d.extended(constants)
+            return _Evaluator(extended, prepared.arities, None if extended is d else (d, remap))
         for d in existing:
             constants.update(d.values)
         return _Evaluator(ConstantDictionary.build(constants), prepared.arities)
@@ -748,12 +776,6 @@ def _arity(rows: Set) -> int:
     if isinstance(rows, EncodedRelation):
         return rows.arity
     return len(next(iter(rows))) if rows else 0
-
-
-def _encode(d: ConstantDictionary, rows: Set, arity: int) -> EncodedRelation:
-    if isinstance(rows, EncodedRelation) and rows.dictionary is d and rows.arity == arity:
-        return rows
-    return EncodedRelation.from_rows(d, rows, arity)
 
 
 def _rules(plan: ComponentPlan) -> tuple[Rule, ...]:

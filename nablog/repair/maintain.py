@@ -49,11 +49,17 @@ class MaintenanceStep:
     effective: Change
     checks: list[Denial]
     falsifiers: Falsifiers | None
-    table: CorrectionTable
+    corrections: frozenset[Correction]  # the new table R′ as literals
     dropped: list[Correction] = field(default_factory=list)  # literals of R′ that U made true
     added: list[Correction] = field(default_factory=list)
     pruned: list[Correction] = field(default_factory=list)  # literals of R′ no longer needed
     alternatives: list[CorrectionTable] = field(default_factory=list)  # the minimal corrections C
+
+    @property
+    def table(self) -> CorrectionTable:
+        """The new correction table, sorted (built on demand: tables of thousands of literals
+        cost more to sort than a small update costs to maintain)."""
+        return CorrectionTable.of(self.corrections)
 
 
 class Maintainer:
@@ -171,7 +177,7 @@ class Maintainer:
                 table = set(Change.of(table).compose(Change.of(added)).literals())
         pruned = self._prune(table, effective, added)
         self.table = table
-        step = MaintenanceStep(change, effective, checks.before if checks else [], falsifiers, self.current_table(), dropped, added, pruned, alternatives)
+        step = MaintenanceStep(change, effective, checks.before if checks else [], falsifiers, frozenset(table), dropped, added, pruned, alternatives)
         return step
 
     def _checks(self, effective: Change) -> SimplifiedChecks:

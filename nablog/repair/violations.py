@@ -34,10 +34,13 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping
 
 from ..engines import Engine, PythonEngine
+from ..engines.encoding import EncodedRelation
 from ..engines.violations import Violation, find_violations, name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Var, row_sort_key
 from ..solver.ground import GroundAtom
 from .constraints import ConstraintInfo, FdShape, constraint_infos
+
+FEW_GROUPS = 16  # changed groups of a functional dependency looked up by scanning, not by an index
 
 Correction = tuple[str, GroundAtom]
 """``("-", atom)`` deletes a fact, ``("+", atom)`` inserts one: a literal of a correction table."""
@@ -299,9 +302,14 @@ def fd_conflicts(info: ConstraintInfo, model: Mapping[str, Set], changes=None) -
             return []
         from ..engines.lookup import ModelIndex
 
-        # Only the groups of the gained tuples: point lookups, not a scan of the relation.
-        index = ModelIndex({shape.pred: rows})
-        rows = [r for key in keys for r in index.match(shape.pred, tuple(key[lhs.index(i)] if i in lhs else None for i in range(shape.arity)))]
+        # Only the groups of the gained tuples: a scan of the key columns per group when they
+        # are few, an index otherwise; never the whole relation in Python.
+        patterns = [tuple(key[lhs.index(i)] if i in lhs else None for i in range(shape.arity)) for key in keys]
+        if isinstance(rows, EncodedRelation) and len(patterns) <= FEW_GROUPS:
+            rows = [r for pattern in patterns for r in rows.select(pattern)]
+        else:
+            index = ModelIndex({shape.pred: rows})
+            rows = [r for pattern in patterns for r in index.match(shape.pred, pattern)]
     groups: dict[tuple, dict[Constant, list[tuple]]] = {}
     for row in rows:
         groups.setdefault(tuple(row[i] for i in lhs), {}).setdefault(row[rhs], []).append(row)
