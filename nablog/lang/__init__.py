@@ -1,6 +1,6 @@
 """The nablog language: AST, parser, printer, errors with locations, analysis (safety, strata)."""
 
-from .analysis import Analysis, analyze, dependency_graph, stratify
+from .analysis import Analysis, FdShape, analyze, dependency_graph, fd_shape, stratify
 from .ast import (
     Atom,
     BaseDeclaration,
@@ -29,8 +29,8 @@ from .program import SPLIT_PREFIX, Facts, Program, base_part, constraint_name, p
 
 __all__ = [
     "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "ColumnsDeclaration", "Comparison", "Constant", "Constraint",
-    "DataError", "Denial", "Dependency", "Facts", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NullDeclaration", "Program", "Protection",
+    "DataError", "Denial", "Dependency", "Facts", "FdShape", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NullDeclaration", "Program", "Protection",
     "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "TrustDeclaration", "Var", "analyze", "base_part",
-    "constant_sort_key", "constraint_name", "dependency_graph", "format_constant", "parse", "parse_atom", "parse_files",
+    "constant_sort_key", "constraint_name", "dependency_graph", "fd_shape", "format_constant", "parse", "parse_atom", "parse_files",
     "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "stratify",
 ]

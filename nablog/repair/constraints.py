@@ -24,22 +24,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..lang import AnalysisError, Comparison, Denial, Dependency, Literal, Program, Requirement, TrustDeclaration, Var
-
-
-@dataclass(frozen=True)
-class FdShape:
-    """A denial ``:- r(..), r(..), V1 op V2.`` whose two atoms agree on the ``lhs`` positions (shared
-    variables) and compare position ``rhs`` (``op`` is ``<``, ``>`` or ``!=``); every other argument
-    is a variable that occurs once. ``strict`` is False for ``!=`` (each violating pair of tuples is
-    then two ground instances, one per order)."""
-
-    pred: str
-    arity: int
-    lhs: tuple[int, ...]
-    rhs: int
-    strict: bool
-    swapped: bool  # the first atom carries the larger value (op is >)
+from ..lang import AnalysisError, Denial, Dependency, FdShape, Literal, Program, Requirement, TrustDeclaration, fd_shape
 
 
 @dataclass(frozen=True)
@@ -91,49 +76,6 @@ def constraint_infos(program: Program) -> list[ConstraintInfo]:
         fd = fd_shape(c) if isinstance(c, Denial) else None
         out.append(ConstraintInfo(name, c, name in trusted, by_position.get(i), fd))
     return out
-
-
-def fd_shape(denial: Denial) -> FdShape | None:
-    """The functional-dependency shape of a denial, or None.
-
-    >>> from nablog.lang import parse
-    >>> fd_shape(parse(":- m(X, Y), m(X, Z), Y != Z.").denials[0])
-    FdShape(pred='m', arity=2, lhs=(0,), rhs=1, strict=False, swapped=False)
-    >>> fd_shape(parse(":- m(X, Y), n(X, Z), Y != Z.").denials[0]) is None
-    True
-    """
-    literals = [b for b in denial.body if isinstance(b, Literal)]
-    comparisons = [b for b in denial.body if isinstance(b, Comparison)]
-    if len(literals) != 2 or len(comparisons) != 1 or not all(b.positive for b in literals):
-        return None
-    a, b = literals[0].atom, literals[1].atom
-    cmp = comparisons[0]
-    if a.pred != b.pred or a.arity != b.arity or cmp.op not in ("<", ">", "!="):
-        return None
-    if not all(isinstance(t, Var) for t in a.args + b.args):
-        return None
-    counts: dict[Var, int] = {}
-    for t in a.args + b.args:
-        if t.name != "_":
-            counts[t] = counts.get(t, 0) + 1
-    lhs, rhs = [], None
-    for i, (s, t) in enumerate(zip(a.args, b.args)):
-        if s == t and s.name != "_":
-            if counts[s] != 2:
-                return None
-            lhs.append(i)
-        elif s.name != "_" and t.name != "_" and {s, t} == {cmp.left, cmp.right}:
-            if rhs is not None or counts[s] != 1 or counts[t] != 1:
-                return None
-            rhs = i
-        elif (s.name != "_" and counts[s] != 1) or (t.name != "_" and counts[t] != 1) or s in (cmp.left, cmp.right) or t in (cmp.left, cmp.right):
-            return None
-    if rhs is None:
-        return None
-    first_is_left = a.args[rhs] == cmp.left
-    op = cmp.op
-    swapped = (op == "<" and not first_is_left) or (op == ">" and first_is_left)
-    return FdShape(a.pred, a.arity, tuple(lhs), rhs, op != "!=", swapped if op != "!=" else False)
 
 
 def body_predicates(constraint: Denial | Requirement) -> Iterable[tuple[str, bool]]:

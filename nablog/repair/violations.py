@@ -6,7 +6,7 @@ needs to stay false (its negated literals) and, for a negated literal with ``_``
 no ``q`` with first value X at all), the pattern of the missing fact. Its potential corrections are
 the complements of those literals: delete a witness, insert a fact that the instance needs absent.
 
-Denials of the functional-dependency shape (:func:`nablog.repair.constraints.fd_shape`) are not
+Denials of the functional-dependency shape (:func:`nablog.lang.fd_shape`) are not
 evaluated by a self-join — whose size is the sum of the squares of the group sizes — but by
 grouping the relation on the left-hand side: a group whose tuples carry more than one right-hand
 value is one :class:`FdConflict`, and its falsifiers (one per pair of tuples from different

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nablog.cli import main
 from nablog.engines import get_engine
@@ -214,6 +215,36 @@ def test_bulk_check_counts_and_lists_like_the_python_checker(spark_engine, progr
         found = check(spark_engine, full, model).violations
     assert [(v.constraint, v.count, v.witnesses, v.bindings) for v in found] == [
         (v.constraint, v.count, v.witnesses, v.bindings) for v in expected
+    ]
+
+
+values = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "B"]))
+fd_denials = st.lists(
+    st.tuples(st.sets(st.integers(0, 3), min_size=1, max_size=2), st.integers(0, 3), st.sampled_from(["<", ">", "!="])).filter(
+        lambda d: d[1] not in d[0]
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(fd_denials, st.sets(st.tuples(values, values, st.integers(0, 2), values), max_size=25), st.integers(1, 4))
+def test_functional_dependencies_counted_from_group_sizes_equal_the_python_checker(spark_engine, denials, rows, limit):
+    from nablog.engines.spark_bulk import check
+
+    lines = []
+    for i, (key, value, op) in enumerate(denials):
+        first = [f"K{j}" if j in key else ("V1" if j == value else "_") for j in range(4)]
+        second = [f"K{j}" if j in key else ("V2" if j == value else "_") for j in range(4)]
+        lines.append(f"#constraint fd{i} :- r({', '.join(first)}), r({', '.join(second)}), V1 {op} V2.")
+    program = parse("\n".join(lines) + "\n#base r/4.")
+    python = get_engine("python")
+    expected = find_violations(program, python.evaluate(program, {"r": rows}), python)
+    with spark_engine.running():
+        found = check(spark_engine, program, spark_engine.run(program, {"r": rows}), limit=limit).violations
+    assert [(v.constraint, v.count, v.witnesses, v.bindings) for v in found] == [
+        (v.constraint, v.count, v.witnesses[:limit], v.bindings[:limit]) for v in expected
     ]
 
 
