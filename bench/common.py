@@ -151,3 +151,12 @@ def save_results(name: str, data: dict) -> Path:
     path = RESULTS / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path
+
+
+def shared_data() -> Path:
+    """The shared real datasets: ``$NABLOG_SHARED_DATA``, else ``shared/data`` beside the
+    repository, else ``/work/shared/data``."""
+    given = os.environ.get("NABLOG_SHARED_DATA")
+    candidates = [Path(given)] if given else []
+    candidates += [Path(__file__).resolve().parents[2] / "shared" / "data", Path("/work/shared/data")]
+    return next((p for p in candidates if p.is_dir()), candidates[0])

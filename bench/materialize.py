@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import ChildRun, environment, print_table, run_child, save_results
+from common import ChildRun, shared_data, environment, print_table, run_child, save_results
 
 PROGRAMS = {
     "tc": "tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y).",
@@ -35,7 +35,7 @@ DUCKDB_THREADS = 2
 ENGINES = ("python", "clingo", "spark", "duckdb")
 PEER = "duckdb"
 SEED = 0
-DATA = Path("/work/shared/data")
+DATA = shared_data()
 GNP_P = 0.001
 GNP_SIZES = (1000, 2000, 3000, 4000, 5000)
 SPARK_MAX_GNP = 2000
@@ -46,7 +46,7 @@ TABLES = {
     "tc-sparse": "Transitive closure on sparse random graphs (as many nodes as edges: mean out-degree 1)",
     "sg-tree": "Same generation on random recursive trees (parent of node i uniform among 0..i-1)",
     "sg-gnp": "Same generation on random graphs G(n, 0.001)",
-    "tc-real": "Transitive closure on real graphs (/work/shared/data)",
+    "tc-real": "Transitive closure on real graphs (../shared/data)",
 }
 
 

@@ -26,7 +26,9 @@ from nablog import Database, parse  # noqa: E402
 from nablog.engines import PythonEngine  # noqa: E402
 from nablog.engines.encoding import member  # noqa: E402
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+from common import shared_data  # noqa: E402
+
+DATA = shared_data()
 RULES = "tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."
 
 

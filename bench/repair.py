@@ -33,7 +33,9 @@ from nablog.lang import parse_files, separate_facts  # noqa: E402
 from nablog.repair import find_falsifiers, repair  # noqa: E402
 from nablog.repair.maintain import Maintainer  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+from common import shared_data  # noqa: E402
+
+DATA = shared_data()
 EXAMPLES = ROOT / "nablog" / "examples"
 RESULTS = Path(__file__).with_name("results")
 

@@ -10,9 +10,10 @@ Two tables, every cell in a fresh child process (peak memory includes the Spark 
   full relation, ``localCheckpoint`` each iteration) on G(5000). Seconds per iteration, totals,
   ratios, peak memory, Parquet write time, and the exponent of a power law fitted to seconds
   against derived pairs.
-- ``fd``: the 8 functional dependencies of ``/work/shared/data/tax`` (as denials) on its 10k ...
+- ``fd``: the 8 functional dependencies of ``../shared/data/tax`` (as denials) on its 10k ...
   50k-row prefixes: nablog's bulk checker on Spark, the python engine's checker, and DuckDB
-  self-joins; violation counts compared with DuckDB's.
+  self-joins; violation counts compared with DuckDB's. Each checker runs on a loaded table,
+  after a warm-up, and its fastest of up to three runs counts.
 
 Run ``python bench/spark.py --help`` for the options. Figures from a machine other jobs share
 are worth less: the load average is printed at the start and the end.
@@ -33,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from common import environment, print_table, run_child, save_results
+from common import shared_data, environment, print_table, run_child, save_results
 
-DATA = Path("/work/shared/data")
+DATA = shared_data()
 PROGRAM = "tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."
 SQL = "WITH RECURSIVE tc(x,y) AS (SELECT * FROM e UNION SELECT e.x, tc.y FROM e JOIN tc ON e.y = tc.x) SELECT count(*) FROM tc"
 MASTER = "local[2]"
@@ -208,6 +209,19 @@ def naive_loop(spark, src: np.ndarray, dst: np.ndarray) -> dict:
     return {"seconds": time.perf_counter() - start, "pairs": total, "iterations": iterations}
 
 
+def fastest(run, repeat: int = 3, budget: float = 30.0) -> float:
+    """Seconds of the fastest of up to ``repeat`` runs (another run only while a run takes under
+    ``budget`` seconds): other work on the machine only ever slows a run down."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+        if best >= budget:
+            break
+    return best
+
+
 def child_fd(engine: str, size: int, directory: str) -> dict:
     from nablog.lang import parse
 
@@ -218,12 +232,14 @@ def child_fd(engine: str, size: int, directory: str) -> dict:
         con = duckdb.connect()
         con.execute("SET threads=2")
         con.execute(f"CREATE TABLE t AS SELECT DISTINCT * FROM read_csv('{directory}/tax.csv', all_varchar=true, header=true)")
-        start = time.perf_counter()
         counts = {}
-        for key, value in FDS:
-            on = " AND ".join(f"a.{c} = b.{c}" for c in key)
-            counts[fd_name(key, value)] = con.execute(f"SELECT count(*) FROM t a JOIN t b ON {on} WHERE a.{value} < b.{value}").fetchall()[0][0]
-        return {"seconds": time.perf_counter() - start, "counts": counts}
+
+        def duck():
+            for key, value in FDS:
+                on = " AND ".join(f"a.{c} = b.{c}" for c in key)
+                counts[fd_name(key, value)] = con.execute(f"SELECT count(*) FROM t a JOIN t b ON {on} WHERE a.{value} < b.{value}").fetchall()[0][0]
+
+        return {"seconds": fastest(duck), "counts": counts}
     if engine == "python":
         from nablog.engines.python import PythonEngine
         from nablog.engines.violations import find_violations
@@ -232,9 +248,9 @@ def child_fd(engine: str, size: int, directory: str) -> dict:
         facts = open_source(directory, header=True).load()
         python = PythonEngine()
         model = python.evaluate(program, facts)
-        start = time.perf_counter()
-        found = find_violations(program, model, python)
-        return {"seconds": time.perf_counter() - start, "counts": {v.constraint: v.count for v in found}}
+        found = []
+        seconds = fastest(lambda: found.__setitem__(slice(None), find_violations(program, model, python)))
+        return {"seconds": seconds, "counts": {v.constraint: v.count for v in found}}
     from nablog.engines.spark import SparkEngine, _count
     from nablog.engines.spark_bulk import check
     from nablog.engines.spark_io import read_relations
@@ -245,10 +261,9 @@ def child_fd(engine: str, size: int, directory: str) -> dict:
         _count(relations["tax"].frame)
         model = spark_engine.run(program, relations)
         check(spark_engine, program, model, limit=5)  # warm-up: the JVM's code paths, not measured
-        start = time.perf_counter()
-        found = check(spark_engine, program, model, limit=5)
-        seconds = time.perf_counter() - start
-    return {"seconds": seconds, "counts": {v.constraint: v.count for v in found.violations}}
+        found = []
+        seconds = fastest(lambda: found.__setitem__(slice(None), check(spark_engine, program, model, limit=5).violations))
+    return {"seconds": seconds, "counts": {v.constraint: v.count for v in found}}
 
 
 # -- the parent: run, print, save -------------------------------------------------------------------

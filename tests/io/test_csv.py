@@ -10,9 +10,10 @@ import pytest
 from nablog.io import CsvFile, csvfile, open_source, read_csv
 from nablog.lang import DataError
 
+from ..shared_data import DATA
 from .helpers import leftovers
 
-TAX = Path("/work/shared/data/tax/dirty_50k.csv")
+TAX = DATA / "tax" / "dirty_50k.csv"
 
 
 def write(path: Path, text: str) -> Path:

@@ -13,11 +13,12 @@ from nablog.io import open_source, read_csv
 from nablog.lang import parse_files, separate_facts
 from nablog.repair import find_falsifiers, repair
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from ..shared_data import DATA
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "nablog" / "examples"
 ENGINE = PythonEngine()
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="the shared data is not beside the repository")
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="the shared data is not present (see tests/shared_data.py)")
 
 
 def load(example, facts):
