@@ -106,6 +106,9 @@ BROADCAST_BYTES = 64 << 20
 executor: a self-join of a 50,000-row table then needs no shuffle, which halves the time of a
 functional dependency check)."""
 
+BROADCAST_ROW_OVERHEAD = 64
+"""Bytes a broadcast row costs beyond its values, in the estimate of :data:`BROADCAST_BYTES`."""
+
 MAX_PIECES = 8
 """A recursive relation is kept as a union of at most this many checkpointed deltas."""
 
@@ -442,6 +445,10 @@ class SparkEngine:
             # outright (NoSuchElementException in Union.rewriteConstraints for some unions of
             # struct comparisons). The engine places its filters itself.
             "spark.sql.constraintPropagation.enabled": "false",
+            # The engine broadcasts by exact row counts (``small``); Spark's own choice rests on
+            # estimates that checkpointed relations carry over from the plans they cut, and a
+            # filter's estimate can make millions of rows look small enough to broadcast.
+            "spark.sql.autoBroadcastJoinThreshold": "-1",
         }
 
     def checkpointer(self, spark: SparkSession) -> tuple[Callable[..., DataFrame], Callable[[DataFrame], None]]:
@@ -527,8 +534,12 @@ class _Evaluation:
         return rel.frame.select(*[self.widen(F.col(f"c{i}"), a, b).alias(f"c{i}") for i, (a, b) in enumerate(zip(rel.types, types))])
 
     def small(self, size: int | None, types: Iterable[ColumnType]) -> bool:
+        # A broadcast row costs far more than its values: the collected copy, then the hashed
+        # relation built from it (row header, hash map entry, pointers). Counting 64 bytes of
+        # overhead keeps two broadcasts of a million pairs each, which fail a 4 GB local heap,
+        # out of one plan (update propagation on OpenFlights' 10.8-million-pair closure did).
         width = sum(8 if t == LONG else 32 for t in types)
-        return size is not None and size * (width + 16) <= BROADCAST_BYTES
+        return size is not None and size * (width + BROADCAST_ROW_OVERHEAD) <= BROADCAST_BYTES
 
     # -- typed values ---------------------------------------------------------------------------
 
