@@ -130,9 +130,10 @@ def test_reading_parquet_types_nulls_and_mixed_columns(tmp_path, spark_engine):
     assert got["n"] == {(3,), ("",)}
 
 
+@pytest.mark.parametrize("recompute_share", [0.25, 2.0], ids=["afresh-when-over-deletion-grows", "always-dred"])
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6), base_facts(max_rows=3), base_facts(max_rows=3))
-def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, program, facts, insert, delete):
+def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, recompute_share, program, facts, insert, delete):
     from nablog.engines.spark import relation_from_rows
     from nablog.engines.spark_bulk import propagate
 
@@ -150,6 +151,7 @@ def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, program, f
             {p: rel(set(before[p]), p) for p in derived},
             {p: rel(rows, p) for p, rows in insert.items()},
             {p: rel(rows, p) for p, rows in delete.items()},
+            recompute_share=recompute_share,
         )
         gained, lost = result.collect()
         new_model = {p: _collect(spark_engine, result.relations[p]) for p in derived}
