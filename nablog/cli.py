@@ -356,7 +356,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.witnesses:
         raise NablogError("--witnesses needs --engine spark", hint="add --engine spark, or leave out --witnesses")
     db = open_database(args, args.files)
-    violations = db.violations()
+    violations = db.violations(None if args.json else args.limit)
     if args.json:
         report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
         json.dump(report, sys.stdout, ensure_ascii=False)

@@ -206,11 +206,15 @@ class Database:
         """Every constraint with its name, in program order."""
         return self.rules.named_constraints()
 
-    def violations(self) -> list[Violation]:
-        """Each violated constraint with its count of violated ground instances and their witnesses."""
-        if self._violations is None:
-            self._violations = find_violations(self.rules, self.model(), self.engine)
-        return self._violations
+    def violations(self, limit: int | None = None) -> list[Violation]:
+        """Each violated constraint with its count of violated ground instances and their
+        witnesses (the first ``limit`` of them per constraint when given; counts stay exact)."""
+        if self._violations is not None:
+            return self._violations if limit is None else [v.first(limit) for v in self._violations]
+        found = find_violations(self.rules, self.model(), self.engine, limit=limit)
+        if limit is None:
+            self._violations = found
+        return found
 
     # -- view updating ----------------------------------------------------------------------------
 

@@ -257,6 +257,16 @@ class EncodedRelation(Set):
         assert self._rows is not None
         return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
 
+    def first(self, n: int) -> list[tuple]:
+        """The first ``n`` tuples in the order of constants, decoding only those.
+
+        >>> EncodedRelation.from_rows(ConstantDictionary.build([1, 2, "a"]), [(2,), ("a",), (1,)], 1).first(2)
+        [(1,), (2,)]
+        """
+        if self.arity == 0:
+            return [()] * min(n, len(self))
+        return list(zip(*(self.dictionary.decode_column(c[:n]) for c in self.columns())))
+
     def select(self, pattern: tuple) -> list[tuple]:
         """The tuples equal to ``pattern`` at its non-None positions, by one scan of the bound
         columns: cheaper than building an index (``lookup.ModelIndex``) for a few lookups.

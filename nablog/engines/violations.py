@@ -13,12 +13,14 @@ name, so an instance fixes every witness fact); each derived tuple is one violat
 
 from __future__ import annotations
 
-from collections.abc import Set
+import operator
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Mapping
 
 from ..lang import Atom, Literal, Program, Requirement, Rule, Var, row_sort_key
 from .base import Engine
+from .encoding import EncodedRelation
 
 VIOLATION_PREFIX = "violation__"
 
@@ -38,6 +40,10 @@ class Violation:
     witnesses: tuple[tuple[Atom, ...], ...]
     bindings: tuple[dict, ...] = ()
 
+    def first(self, limit: int) -> "Violation":
+        """The same violation listing only its first ``limit`` instances."""
+        return Violation(self.constraint, self.text, self.count, self.witnesses[:limit], self.bindings[:limit])
+
     def to_json(self) -> dict:
         return {
             "constraint": self.constraint,
@@ -51,12 +57,15 @@ def find_violations(
     model: Mapping[str, Set],
     engine: Engine,
     changes: tuple[Mapping[str, Set], Mapping[str, Set]] | None = None,
+    limit: int | None = None,
 ) -> list[Violation]:
     """Each violated constraint of ``program`` in ``model``, in program order.
 
     With ``changes = (gained, lost)`` — what the model gained and lost since a state in which
     no constraint was violated — only denial instances using a changed tuple are evaluated
     (they are the only ones that can hold now), with the engine's ``evaluate_delta``.
+    With ``limit``, each violation lists the first ``limit`` instances only (its count stays
+    exact): grounding hundreds of thousands of witnesses costs more than finding them.
     """
     rules: list[Rule] = []
     checks = []
@@ -82,19 +91,16 @@ def find_violations(
         rows = found.get(pred, ())
         if not len(rows):
             continue
-        instances = sorted(
-            ((tuple(_ground(a, dict(zip(variables, row))) for a in witness_atoms), row) for row in rows),
-            key=lambda w: [(a.pred, row_sort_key(a.args)) for a in w[0]],
-        )
-        out.append(
-            Violation(
-                name,
-                str(c),
-                len(rows),
-                tuple(w for w, _ in instances),
-                tuple(dict(zip(variables, row)) for _, row in instances),
-            )
-        )
+        # Instances sorted by their witness atoms are sorted by their variables in order of
+        # first occurrence (where two first differ is some variable's first occurrence), which
+        # is the order of the head's columns: the python engine's relations are in it already.
+        if isinstance(rows, EncodedRelation):
+            ordered = rows.first(len(rows) if limit is None else limit)
+        else:
+            ordered = sorted(rows, key=row_sort_key)[:limit]
+        grounders = [_grounder(a, variables) for a in witness_atoms]
+        witnesses = tuple(tuple(g(row) for g in grounders) for row in ordered)
+        out.append(Violation(name, str(c), len(rows), witnesses, tuple(dict(zip(variables, row)) for row in ordered)))
     order = {name: i for i, (name, _) in enumerate(program.named_constraints())}
     return sorted(out, key=lambda v: order[v.constraint])
 
@@ -111,8 +117,17 @@ def name_anonymous(body):
     return tuple(out)
 
 
-def _ground(atom: Atom, binding: dict) -> Atom:
-    return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
+def _grounder(atom: Atom, variables: tuple[Var, ...]) -> Callable[[tuple], Atom]:
+    """A function from an instance's row of variable values to ``atom`` grounded by it
+    (an atom of only variables is a selection of the row: the common case, made cheap)."""
+    position = {v: i for i, v in enumerate(variables)}
+    if all(isinstance(t, Var) for t in atom.args):
+        pick = operator.itemgetter(*[position[t] for t in atom.args]) if atom.args else (lambda row: ())
+        if len(atom.args) == 1:
+            return lambda row: Atom(atom.pred, (pick(row),))
+        return lambda row: Atom(atom.pred, pick(row))
+    parts = [(True, position[t]) if isinstance(t, Var) else (False, t) for t in atom.args]
+    return lambda row: Atom(atom.pred, tuple(row[x] if is_var else x for is_var, x in parts))
 
 
 __all__ = ["Violation", "find_violations", "name_anonymous"]

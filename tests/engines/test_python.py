@@ -1,8 +1,14 @@
 """The python engine: delta evaluation from a model, and columnar corner cases."""
 
-from nablog.engines import PythonEngine
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nablog.engines import PythonEngine, get_engine
 from nablog.engines.encoding import decode_facts
+from nablog.engines.violations import find_violations
 from nablog.lang import parse
+
+from ..strategies import base_facts, stratified_programs
 
 # The seed papers' models are checked on every engine in tests/test_seed_models.py.
 
@@ -45,3 +51,16 @@ def test_bare_identifier_and_quoted_string_are_one_constant():
     program = parse('hit(X) :- v(X), X = infor1. also(X) :- v(X), X = "infor1".')
     model = PythonEngine().evaluate(program, {"v": {("infor1",), ("infor2",)}})
     assert list(model["hit"]) == list(model["also"]) == [("infor1",)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(stratified_programs(), base_facts(max_rows=6), st.integers(0, 3))
+def test_limited_violations_are_the_first_instances_of_the_full_list(program, facts, limit):
+    # Every generated rule body becomes a denial; python and clingo models both give the order.
+    constraints = "\n".join(f"#constraint c{i} :- {', '.join(map(str, r.body))}." for i, r in enumerate(program.rules))
+    full = parse(str(program) + "\n" + constraints)
+    for engine in (PythonEngine(), get_engine("clingo")):
+        model = engine.evaluate(full, facts)
+        everything = find_violations(full, model, engine)
+        assert find_violations(full, model, engine, limit=limit) == [v.first(limit) for v in everything]
+        assert [v.witnesses for v in everything] == [v.witnesses for v in find_violations(full, model, get_engine("clingo"))]
