@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,9 +25,28 @@ from .lang import NablogError, format_constant, row_sort_key
 PROGRAM_SUFFIXES = (".lp", ".dl")
 
 
+REQUEST_COMMANDS = ("propose", "apply", "propagate")
+_REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
+
+
+def _take_requests(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The request arguments of a command that takes one, taken out of ``argv``: argparse reads
+    ``-edge(a,b).`` as an unknown option, and a request after ``--data DIR`` as an extra."""
+    if not argv or argv[0] not in REQUEST_COMMANDS:
+        return argv, []
+    rest: list[str] = [argv[0]]
+    requests: list[str] = []
+    for arg in argv[1:]:
+        (requests if _REQUEST.match(arg) and not Path(arg).exists() else rest).append(arg)
+    return rest, requests
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv, requests = _take_requests(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    if requests:
+        args.files = [*args.files, *requests]
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -154,3 +154,19 @@ def test_explain_prints_transformed_rules(capsys):
     assert "ins__closure(X, Y) :- ins__edge(X, Y), not closure(X, Y).\n" in capsys.readouterr().out
     assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "vu"]) == 0
     assert "vu_ins__edge(X, Y) ; vu_ins__aux1__closure(X, Y) :- vu_ins__closure(X, Y).\n" in capsys.readouterr().out
+
+
+def test_a_request_may_start_with_a_deletion_without_spaces_and_come_after_the_options(capsys, tmp_path):
+    # argparse alone reads -edge(a,b). as an unknown option and rejects a request after --data.
+    program = tmp_path / "g.lp"
+    program.write_text("edge(a,b). edge(b,c).\npath(X,Y) :- edge(X,Y).\npath(X,Y) :- edge(X,Z), path(Z,Y).\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    expected = {"insert": [], "delete": ["edge(a, b)", "path(a, b)", "path(a, c)"]}
+    for argv in (
+        ["propagate", str(program), "-edge(a,b).", "--json"],
+        ["propagate", str(program), "--data", str(data), "-edge(a,b).", "--json"],
+        ["propagate", "--json", str(program), "--", "-edge(a,b)."],
+    ):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out) == expected
