@@ -29,16 +29,44 @@ REQUEST_COMMANDS = ("propose", "apply", "propagate")
 _REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
 
 
+UPDATE_OPTIONS = ("--simplify",)
+
+
 def _take_requests(argv: list[str]) -> tuple[list[str], list[str]]:
     """The request arguments of a command that takes one, taken out of ``argv``: argparse reads
-    ``-edge(a,b).`` as an unknown option, and a request after ``--data DIR`` as an extra."""
-    if not argv or argv[0] not in REQUEST_COMMANDS:
-        return argv, []
-    rest: list[str] = [argv[0]]
+    ``-edge(a,b).`` as an unknown option, and a request after ``--data DIR`` as an extra. An
+    update given to an option (``--simplify -m(a,b).``) is joined to it (``--simplify=...``)."""
+    joined: list[str] = []
+    for arg in argv:
+        if joined and joined[-1] in UPDATE_OPTIONS and _REQUEST.match(arg):
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    if not joined or joined[0] not in REQUEST_COMMANDS:
+        return joined, []
+    rest: list[str] = [joined[0]]
     requests: list[str] = []
-    for arg in argv[1:]:
-        (requests if _REQUEST.match(arg) and not Path(arg).exists() else rest).append(arg)
+    for arg in joined[1:]:
+        (requests if _REQUEST.match(arg) and not _is_file(arg) else rest).append(arg)
     return rest, requests
+
+
+def _count_argument(text: str) -> int:
+    """An argparse type: a whole number, at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _is_file(arg: str) -> bool:
+    try:
+        return Path(arg).exists()
+    except OSError:  # a long request is no file name the system accepts
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_database_options(check)
     check.add_argument("--json", action="store_true", help="print a JSON report")
-    check.add_argument("--limit", type=int, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
+    check.add_argument("--limit", type=_count_argument, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
     check.add_argument("--witnesses", metavar="DIR", help="with --engine spark: write every violated instance to DIR/<constraint>/ as Parquet")
     check.set_defaults(run=run_check)
 
@@ -220,7 +248,7 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
 
 def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, default="asp", help="asp: clingo over goal-directed candidates (default); transform: seed 002's Algorithm 1")
-    parser.add_argument("--limit", type=int, metavar="N", help="stop after N realizations")
+    parser.add_argument("--limit", type=_count_argument, metavar="N", help="stop after N realizations")
     parser.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
     parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
@@ -278,7 +306,7 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
 
 
 def _is_request(arg: str) -> bool:
-    return arg[:1] in "+-" and not Path(arg).exists()
+    return arg[:1] in "+-" and not _is_file(arg)
 
 
 def _protections(args: argparse.Namespace) -> list:

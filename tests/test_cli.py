@@ -170,3 +170,19 @@ def test_a_request_may_start_with_a_deletion_without_spaces_and_come_after_the_o
     ):
         assert main(argv) == 0
         assert json.loads(capsys.readouterr().out) == expected
+
+
+def test_a_long_request_and_an_update_option_without_spaces(capsys, tmp_path):
+    program = tmp_path / "g.lp"
+    program.write_text("#base e/2.\n#constraint c :- e(X, Y), e(Y, X).\n")
+    # Over 255 bytes and no slash: no file system accepts it as a name, so it is a request.
+    request = " ".join(f"+e(x{i},y)." for i in range(40))
+    assert main(["propagate", str(program), request, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["insert"]) == 40
+    assert main(["explain", str(program), "--simplify", "+e(a,b)."]) == 0
+    assert "e(b, a)" in capsys.readouterr().out
+    assert main(["explain", str(program), "--simplify", "-e(a,b)."]) == 0  # argparse alone: "expected one argument"
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["check", str(program), "--limit", "-1"])
+    assert "must be 0 or more" in capsys.readouterr().err
