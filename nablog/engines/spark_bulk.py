@@ -718,15 +718,6 @@ def _fd_check(ev: _Evaluation, fds: list[_FdDenial], limit: int) -> list[tuple[i
             return F.col(column).cast("string")
         return F.to_json(F.struct(F.col(column))) if kind == MIXED else F.col(column)
 
-    def ordered(column: str, kind: ColumnType):
-        # Every column as a struct<s, i> (the engine's mixed form), which Spark orders as nablog
-        # orders constants, so values of columns of different types compare in one field.
-        if kind == MIXED:
-            return F.col(column)
-        if kind == LONG:
-            return F.struct(F.lit(None).cast("string").alias("s"), F.col(column).alias("i"))
-        return F.struct(F.col(column).alias("s"), F.lit(None).cast("long").alias("i"))
-
     # How a denial's first atom compares with its second: 0 smaller, 1 larger, 2 different.
     mode_of = {k: 2 if not fd.shape.strict else int(fd.shape.swapped) for k, fd in enumerate(fds)}
     preds = list(dict.fromkeys(fd.shape.pred for fd in fds))
@@ -738,7 +729,9 @@ def _fd_check(ev: _Evaluation, fds: list[_FdDenial], limit: int) -> list[tuple[i
                 F.lit(k).alias("t"),
                 F.lit(mode_of[k]).alias("mode"),
                 F.array(*[text(f"c{j}", rel.types[j]) for j in fd.shape.lhs]).alias("key"),
-                ordered(f"c{fd.shape.rhs}", rel.types[fd.shape.rhs]).alias("v"),
+                # Every value in the engine's mixed form, which Spark orders as nablog orders
+                # constants, so the values of columns of different types share one field.
+                ev.widen(F.col(f"c{fd.shape.rhs}"), rel.types[fd.shape.rhs], MIXED).alias("v"),
             )
             for k, fd in enumerate(fds)
             if fd.shape.pred == pred
