@@ -1,7 +1,8 @@
 """Shared fixtures: one Spark engine (and so one Spark session) for the whole test run.
 
 Hypothesis profiles: the default is what CI runs; ``--hypothesis-profile=thorough`` runs every
-property test with twenty times the examples and no deadline, for a campaign before a change lands.
+property test with twenty times the examples (through ``tests.strategies.examples``) and no
+deadline, for a campaign before a change lands.
 """
 
 import pytest

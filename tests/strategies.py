@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from nablog.lang import Atom, Comparison, Literal, Program, Rule, Var
+
+
+
+def examples(n: int) -> int:
+    """``n`` examples under the default profile, scaled with the loaded one (``thorough``: 20×)."""
+    return max(1, n * settings.default.max_examples // 100)
+
 
 CONSTANTS = [0, 1, 2, -1, "a", "b", "B c"]
 BASE = {"e": 2, "f": 1, "g": 0}

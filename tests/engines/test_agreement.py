@@ -2,6 +2,7 @@
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from tests.strategies import examples
 
 from nablog.engines import get_engine
 from nablog.engines.encoding import decode_facts
@@ -9,14 +10,14 @@ from nablog.engines.encoding import decode_facts
 from ..strategies import base_facts, stratified_programs
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts())
 def test_python_agrees_with_clingo(program, facts):
     expected = get_engine("clingo").evaluate(program, facts)
     assert decode_facts(get_engine("python").evaluate(program, facts)) == decode_facts(expected)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, insert, delete):
     engine = get_engine("python")
@@ -33,7 +34,7 @@ def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, inse
 
 
 @pytest.mark.spark
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts(max_rows=5))
 def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
     expected = decode_facts(get_engine("python").evaluate(program, facts))
@@ -41,7 +42,7 @@ def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
     assert decode_facts(spark_engine.evaluate(program, facts)) == expected
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch, program, facts, insert, delete):
     # Patching starts at 50,000 tuples and joins are chunked at 2 million rows; force both so

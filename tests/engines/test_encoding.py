@@ -4,6 +4,7 @@ of wide relations, checked against plain Python sets."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.strategies import examples
 
 from nablog.engines import PythonEngine
 from nablog.engines.encoding import ConstantDictionary, EncodedRelation, fits_in_key
@@ -13,7 +14,7 @@ from nablog.lang import parse
 constants = st.one_of(st.integers(-50, 50), st.text("abcXY", max_size=3))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sets(constants, max_size=30), st.sets(constants, max_size=10), st.integers(1, 3))
 def test_an_extended_dictionary_encodes_like_one_built_from_scratch(old, new, arity):
     d = ConstantDictionary.build(old)
@@ -32,7 +33,7 @@ WIDE = 12
 wide_rows = st.lists(st.integers(0, 3), min_size=WIDE, max_size=WIDE).map(lambda r: tuple(r[:-1]) + (r[-1] * 25,))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sets(wide_rows, min_size=FEW_ROWS + 1, max_size=150), st.sets(wide_rows, max_size=FEW_ROWS))
 def test_few_rows_added_to_or_removed_from_a_wide_relation_keep_it_sorted(many, few):
     d = ConstantDictionary.build(range(100))

@@ -8,7 +8,7 @@ from nablog.engines.encoding import decode_facts
 from nablog.engines.violations import find_violations
 from nablog.lang import parse
 
-from ..strategies import base_facts, stratified_programs
+from ..strategies import base_facts, examples, stratified_programs
 
 # The seed papers' models are checked on every engine in tests/test_seed_models.py.
 
@@ -53,7 +53,7 @@ def test_bare_identifier_and_quoted_string_are_one_constant():
     assert list(model["hit"]) == list(model["also"]) == [("infor1",)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(stratified_programs(), base_facts(max_rows=6), st.integers(0, 3))
 def test_limited_violations_are_the_first_instances_of_the_full_list(program, facts, limit):
     # Every generated rule body becomes a denial; python and clingo models both give the order.

@@ -353,7 +353,7 @@ def test_spark_agrees_with_python_and_clingo_on_recursion_over_mixed_columns(spa
     from nablog.engines import get_engine
     from nablog.engines.encoding import decode_facts
 
-    from ..strategies import base_facts
+    from ..strategies import base_facts, examples
 
     @st.composite
     def programs(draw):
@@ -364,7 +364,7 @@ def test_spark_agrees_with_python_and_clingo_on_recursion_over_mixed_columns(spa
         rules += draw(st.lists(st.sampled_from(RECURSIVE_TEMPLATES["top"]), max_size=2, unique=True))
         return parse("\n".join(rules))
 
-    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
     @given(programs(), base_facts(max_rows=7))
     def agree(program, facts):
         expected = decode_facts(get_engine("python").evaluate(program, facts))

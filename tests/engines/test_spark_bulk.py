@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.strategies import examples
 
 from nablog.cli import main
 from nablog.engines import get_engine
@@ -131,7 +132,7 @@ def test_reading_parquet_types_nulls_and_mixed_columns(tmp_path, spark_engine):
 
 
 @pytest.mark.parametrize("recompute_share", [0.25, 2.0], ids=["afresh-when-over-deletion-grows", "always-dred"])
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, recompute_share, program, facts, insert, delete):
     from nablog.engines.spark import relation_from_rows
@@ -202,7 +203,7 @@ def test_materialize_with_model_propagates_changes_and_writes_the_deltas(databas
         assert parquet_rows(new / pred) == set(recomputed[pred])
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6))
 def test_bulk_check_counts_and_lists_like_the_python_checker(spark_engine, program, facts):
     from nablog.engines.spark_bulk import check
@@ -230,7 +231,7 @@ fd_denials = st.lists(
 )
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(fd_denials, st.sets(st.tuples(values, values, st.integers(0, 2), values), max_size=25), st.integers(1, 4))
 def test_functional_dependencies_counted_from_group_sizes_equal_the_python_checker(spark_engine, denials, rows, limit):
     from nablog.engines.spark_bulk import check

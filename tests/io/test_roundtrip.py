@@ -8,6 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
+
 from nablog.io import open_source
 
 # Any text but lone surrogates (not encodable as UTF-8, so no file format can hold them).
@@ -27,7 +29,7 @@ def relations(draw, min_arity: int = 1) -> dict[str, set[tuple]]:
     return out
 
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=examples(60), deadline=None)
 
 
 def round_trip(target: str, facts: dict[str, set[tuple]], **options) -> None:

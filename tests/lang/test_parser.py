@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
+
 from nablog.lang import (
     Atom,
     BaseDeclaration,
@@ -69,14 +71,14 @@ statements = st.one_of(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.lists(statements, max_size=6))
 def test_every_program_prints_to_text_that_parses_to_the_same_program(stmts):
     program = Program(tuple(stmts))
     assert parse(str(program)) == program
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(atoms())
 def test_every_atom_round_trips_through_parse_atom(atom):
     assert parse_atom(str(atom)) == atom

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
+
 from nablog.cli import main
 from nablog.engines import PythonEngine
 from nablog.engines.violations import find_violations
@@ -71,7 +73,7 @@ def test_fd_fast_path_reports_exactly_what_check_reports():
     assert find_falsifiers(rules, model).violations() == find_violations(rules, model, ENGINE)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sets(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b", 3]), st.integers(0, 1)), max_size=8), st.sampled_from(["<", "!=", ">"]))
 def test_fd_fast_path_equals_the_self_join(rows, op):
     rules, _, model = database(f":- r(X, Y, _), r(X, Z, _), Y {op} Z. #base r/3.", {"r": rows})
@@ -145,7 +147,7 @@ facts_strategy = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PROGRAMS), facts_strategy)
 def test_enumerated_minimal_tables_equal_brute_force(text, facts):
     rules, facts = separate_facts(parse(text), {p: rows for p, rows in facts.items() if f"{p}/" in text})
@@ -208,7 +210,7 @@ updates = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(updates)
 def test_incremental_maintenance_equals_recomputation(sequence):
     text = "#constraint g12 :- m1(X, Y), m2(X, Z), Y != Z.\n#fd m1: 1 -> 2.\n#fd m2: 1 -> 2.\n#base m1/2, m2/2.\nm2(a, x)."

@@ -12,6 +12,8 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
+
 from nablog import Database
 from nablog.lang import Atom, BaseDeclaration, Comparison, Denial, Literal, Program, Rule, Var, stratify
 
@@ -145,7 +147,7 @@ def databases(draw):
     return Program(tuple(rules) + tuple(denials)), facts, request
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_realizations_equal_brute_force_over_every_change_set(case):
     program, facts, (sign, atom) = case

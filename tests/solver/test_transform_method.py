@@ -2,6 +2,8 @@
 
 from hypothesis import HealthCheck, given, settings
 
+from tests.strategies import examples
+
 from nablog import Database
 from nablog.lang import BaseDeclaration
 from nablog.solver import propose
@@ -50,7 +52,7 @@ def test_seed_002_section_5_ends_bounded():
     assert (proposal.status, list(proposal)) == ("bounded", [])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_algorithm_1_finds_a_subset_of_asp_and_all_of_it_when_exhaustive(case):
     program, facts, (sign, atom) = case

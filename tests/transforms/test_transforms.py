@@ -1,6 +1,7 @@
 """Seed 002's transformations: the paper's listings, and the semantics they must preserve."""
 
 from hypothesis import HealthCheck, given, settings
+from tests.strategies import examples
 
 from nablog.engines import PythonEngine
 from nablog.engines.encoding import decode_facts
@@ -89,7 +90,7 @@ def test_projection_vu_rule_offers_domain_constants_and_a_new_one():
     }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts())
 def test_normalization_preserves_the_model(program, facts):
     engine = PythonEngine()
@@ -98,7 +99,7 @@ def test_normalization_preserves_the_model(program, facts):
     assert {p: got[p] for p in expected} == expected
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_propagation_equals_the_difference_of_the_models(program, facts, insert, delete):
     engine = PythonEngine()
