@@ -241,6 +241,7 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
     parser.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: a directory of CSV/Parquet files named after relations, a CSV/Parquet/SQLite/.lp file (repeatable)")
     parser.add_argument("--engine", choices=ENGINES, default="python", help="evaluation engine (default: python)")
     parser.add_argument("--master", metavar="URL", help="Spark master URL for --engine spark (default: $SPARK_MASTER or local[*])")
+    parser.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts or #base line is an error, not an empty relation with a warning")
     header = parser.add_mutually_exclusive_group()
     header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
     header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
@@ -260,7 +261,10 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
     progress = Progress.for_terminal()
     if progress and args.engine == "python":
         options["progress"] = progress
-    return Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, **options)
+    db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
+    for warning in db.warnings:
+        print(warning, file=sys.stderr)
+    return db
 
 
 def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:

@@ -29,6 +29,7 @@ from .lang import (
     Facts,
     Literal,
     NablogError,
+    NablogWarning,
     Program,
     QueryError,
     Requirement,
@@ -36,13 +37,16 @@ from .lang import (
     Var,
     analyze,
     base_part,
+    check_arities,
     parse,
     parse_atom,
     parse_files,
     row_sort_key,
     separate_facts,
 )
+from .lang.ast import body_atoms
 from .lang.errors import AnalysisError
+from .transforms.flatten import flatten
 
 if TYPE_CHECKING:
     from .solver import Proposal, Realization, Request, Update
@@ -62,6 +66,9 @@ class Database:
         Further base facts, relation name to rows.
     engine : str or Engine
         ``"python"`` (default), ``"clingo"`` or ``"spark"``, or an engine object.
+    strict : bool
+        A body predicate with no rules, no facts and no ``#base`` line is an empty relation, with a
+        warning in :attr:`warnings` (as clingo informs); ``strict=True`` makes it an error.
     engine_options
         Passed to the engine (``master=`` for spark).
     """
@@ -72,15 +79,20 @@ class Database:
         facts: Mapping[str, Iterable[tuple]] | None = None,
         engine: str | Engine = "python",
         sources: Sequence = (),
+        strict: bool = False,
         **engine_options,
     ):
         self.sources = list(sources)
         self.program_paths: list[Path] = []
         self._version = 0
+        check_arities(program)  # before facts leave the program, so that a clash is located
         self.rules, self._facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
-        self._check_defined()
+        self.warnings: list[NablogWarning] = self._check_defined(strict)
+        flat = flatten(self.rules)  # atoms of variables and constants only, for every engine and transform
+        if flat is not self.rules:
+            self.rules, self.analysis = flat, analyze(flat)
         self.engine = get_engine(engine, **engine_options) if isinstance(engine, str) else engine
         self._model: Model | None = None
         self.basis = self.fingerprint()  # of the data the database was read from
@@ -125,8 +137,10 @@ class Database:
 
     # -- validation -------------------------------------------------------------------------------
 
-    def _check_defined(self) -> None:
-        """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``."""
+    def _check_defined(self, strict: bool) -> list[NablogWarning]:
+        """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``;
+        one that has none is an empty base relation, with one warning per predicate (an error
+        when ``strict``)."""
         defined = set(self.rules.derived) | set(self._facts) | {p for p, _ in self.rules.declared_base}
         arities = self.rules.signatures
         for pred, rows in self._facts.items():
@@ -137,20 +151,29 @@ class Database:
                         hint="the data's columns must match the predicate's arguments, in order",
                     )
                 break
+        warnings: dict[str, NablogWarning] = {}
         for statement in self.rules.statements:
             atoms: list[Atom] = []
             if isinstance(statement, (Rule, Denial)):
-                atoms = [b.atom for b in statement.body if isinstance(b, Literal)]
+                atoms = [atom for atom, _, _ in body_atoms(statement.body)]
             elif isinstance(statement, Requirement):
                 atoms = [statement.atom]
             for atom in atoms:
-                if atom.pred not in defined:
+                if atom.pred in defined or atom.pred in warnings:
+                    continue
+                hint = _suggest(atom.pred, defined) or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
+                if strict:
                     raise AnalysisError(
                         f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration",
                         atom.loc or statement.loc,
-                        _suggest(atom.pred, defined)
-                        or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet",
+                        hint,
                     )
+                warnings[atom.pred] = NablogWarning(
+                    f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration: it is read as an empty relation",
+                    atom.loc or statement.loc,
+                    hint,
+                )
+        return list(warnings.values())
 
     # -- the model --------------------------------------------------------------------------------
 

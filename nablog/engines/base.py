@@ -6,7 +6,8 @@ from collections.abc import Set
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Protocol
 
-from ..lang import Analysis, AnalysisError, Program, Rule, analyze, separate_facts
+from ..lang import Analysis, AnalysisError, Program, Rule, analyze, check_arities, separate_facts
+from ..transforms.flatten import flatten
 
 Model = dict[str, Set]
 """Relation name to a read-only set of tuples of constants, for every base and derived relation."""
@@ -40,8 +41,12 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
     Arities come from the program; relations that only occur in ``facts`` take the width of
     their rows, and a relation whose rows disagree in width is an error.
     """
+    check_arities(program)
     rules, base = separate_facts(program, facts)
     analysis = analyze(rules)
+    flat = flatten(rules)  # atoms of variables and constants only (computing moves to comparisons)
+    if flat is not rules:
+        rules, analysis = flat, analyze(flat)
     arities = dict(rules.signatures)
     for pred, rows in base.items():
         known = getattr(rows, "arity", None)  # columnar relations know their arity

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 import clingo
 
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var
+from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
 from .base import Model, prepare
 
 CLINGO_MIN, CLINGO_MAX = -(2**31), 2**31 - 1
@@ -30,6 +31,12 @@ def clingo_term(term) -> str:
     """
     if isinstance(term, Var):
         return term.name
+    if isinstance(term, BinOp):
+        return f"({clingo_term(term.left)}{term.op}{clingo_term(term.right)})"
+    if isinstance(term, UnaryOp):
+        return f"|{clingo_term(term.arg)}|" if term.op == "|" else f"-({clingo_term(term.arg)})"
+    if isinstance(term, Interval):
+        return f"({clingo_term(term.low)}..{clingo_term(term.high)})"
     if isinstance(term, int):
         if not CLINGO_MIN <= term <= CLINGO_MAX:
             raise NablogError(
@@ -56,12 +63,21 @@ def clingo_rule(rule: Rule) -> str:
 
 
 def clingo_body(body) -> str:
+    """A body in clingo syntax. An assigned ``#min``/``#max`` of an empty set is clingo's
+    ``#sup``/``#inf``, which is no nablog constant: the instance is dropped, as nablog defines it."""
     parts = []
     for element in body:
         if isinstance(element, Comparison):
             parts.append(f"{clingo_term(element.left)}{element.op}{clingo_term(element.right)}")
         elif isinstance(element, Literal):
             parts.append(("" if element.positive else "not ") + clingo_atom(element.atom))
+        elif isinstance(element, Aggregate):
+            elements = ";".join(
+                ",".join(clingo_term(t) for t in e.terms) + (":" + clingo_body(e.condition) if e.condition else "") for e in element.elements
+            )
+            parts.append(f"{clingo_term(element.bound)}{element.op}#{element.function}{{{elements}}}")
+            if element.function in ("min", "max") and element.op == "=" and isinstance(element.bound, Var):
+                parts.append(f"{element.bound.name}!={'#sup' if element.function == 'min' else '#inf'}")
     return ",".join(parts)
 
 

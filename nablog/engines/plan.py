@@ -15,29 +15,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lang import Analysis, Comparison, Literal, Program, Rule, Var
+from ..lang.ast import Aggregate, term_variables
 
 
-def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison]:
-    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal."""
+def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison | Aggregate]:
+    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal.
+
+    A comparison ``V = term`` whose V is unbound when it is reached binds V (an assignment, or
+    each value of an interval); an aggregate comes once the variables it shares with the rest of
+    the rule are bound, and binds its guard when it is ``V = #agg{...}``.
+    """
     positives = [i for i, b in enumerate(rule.body) if isinstance(b, Literal) and b.positive]
     filters = [b for b in rule.body if not (isinstance(b, Literal) and b.positive)]
+    outside = {v for a in rule.head for v in a.variables()}
     if not positives:
-        return list(filters)
+        pending = list(filters)
+        return _settle([], set(), pending, rule.body, outside) + pending
     if start is None:
         # Most constants first (most selective), then source order.
         start = max(positives, key=lambda i: (_constant_count(rule.body[i]), -i))
-    order: list[Literal | Comparison] = []
+    order: list = []
     bound: set[Var] = set()
     remaining = [i for i in positives if i != start]
     pending = list(filters)
 
-    def take(element: Literal | Comparison) -> None:
+    def take(element: Literal) -> None:
         order.append(element)
         bound.update(v for v in element.variables() if v.name != "_")
-        ready = [f for f in pending if all(v in bound or v.name == "_" for v in f.variables())]
-        for f in ready:
-            pending.remove(f)
-            order.append(f)
+        _settle(order, bound, pending, rule.body, outside)
 
     take(rule.body[start])  # type: ignore[arg-type]
     while remaining:
@@ -47,6 +52,64 @@ def body_order(rule: Rule, start: int | None = None) -> list[Literal | Compariso
         take(rule.body[best])  # type: ignore[arg-type]
     order.extend(pending)  # only reachable for unsafe rules, which analysis rejects
     return order
+
+
+def condition_order(condition: tuple, bound: set[Var]) -> list:
+    """An aggregate element's condition in evaluation order, given the variables bound outside:
+    positive literals in their order, each filter as soon as it can run."""
+    order: list = []
+    bound = set(bound)
+    pending = [c for c in condition if not (isinstance(c, Literal) and c.positive)]
+    _settle(order, bound, pending, condition, set())
+    for c in condition:
+        if isinstance(c, Literal) and c.positive:
+            order.append(c)
+            bound.update(v for v in c.variables() if v.name != "_")
+            _settle(order, bound, pending, condition, set())
+    return order + pending
+
+
+def _settle(order: list, bound: set[Var], pending: list, body, outside: set[Var]) -> list:
+    """Move every pending filter that can run now to ``order``, to a fixpoint (assignments bind)."""
+    progress = True
+    while progress:
+        progress = False
+        for f in list(pending):
+            binds = _ready(f, bound, body, outside)
+            if binds is not None:
+                pending.remove(f)
+                order.append(f)
+                bound.update(binds)
+                progress = True
+    return order
+
+
+def _ready(element, bound: set[Var], body, outside: set[Var]) -> set[Var] | None:
+    """The variables ``element`` binds if it can run with ``bound`` bound (often none), else None."""
+    if isinstance(element, Literal):
+        return set() if all(v in bound or v.name == "_" for v in element.variables()) else None
+    if isinstance(element, Comparison):
+        variables = set(element.variables())
+        if variables <= bound:
+            return set()
+        if element.op == "=":
+            for side, other in ((element.left, element.right), (element.right, element.left)):
+                if isinstance(side, Var) and side not in bound and set(term_variables(other)) <= bound:
+                    return {side}
+        return None
+    if isinstance(element, Aggregate):
+        elsewhere = set(outside) | {v for b in body if b is not element for v in b.variables()}
+        shared = {v for e in element.elements for v in e.variables() if v in elsewhere and v.name != "_"}
+        guard = set(term_variables(element.bound))
+        assigns = element.op == "=" and isinstance(element.bound, Var) and element.bound not in bound
+        if assigns:
+            shared.discard(element.bound)
+        if not shared <= bound:
+            return None
+        if assigns:
+            return {element.bound}
+        return set() if guard <= bound else None
+    return None
 
 
 def _constant_count(element) -> int:

@@ -30,7 +30,9 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..lang import Atom, Comparison, Literal, Program, Rule, Var, base_part
+from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, base_part
+from ..lang.ast import Aggregate
+from . import compute
 from .base import Model, Prepared, prepare
 from .encoding import (
     INT,
@@ -48,7 +50,7 @@ from .encoding import (
     unique_rows,
     unpack,
 )
-from .plan import ComponentPlan, body_order, component_plans
+from .plan import ComponentPlan, body_order, component_plans, condition_order
 
 _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "=": np.equal,
@@ -95,6 +97,55 @@ class _Evaluator:
         # (old dictionary, increasing map of its ids into d): relations over the old dictionary
         # move to d without decoding (ConstantDictionary.extended).
         self.extends = extends
+        # Arithmetic and aggregates add integers while rules run (see grow): the increasing id
+        # maps of each growth, and each dictionary's generation, to bring older ids forward.
+        self.generation = 0
+        self._remaps: list[np.ndarray] = []
+        self._dictionaries: list[ConstantDictionary] = [dictionary]
+        self.computed = 0
+        self.cache: dict = {}
+
+    # -- a dictionary that grows with computed values ---------------------------------------------
+
+    def grow(self, values: Iterable[int]) -> None:
+        """Add integers computed by rules to the dictionary: every relation moves over by one
+        increasing id map (ConstantDictionary.extended), nothing is decoded or sorted again."""
+        extended, remap = self.d.extended(values)
+        if extended is self.d:
+            return
+        self.computed += len(extended) - len(self.d)
+        if self.computed > compute.MAX_COMPUTED:
+            raise NablogError(
+                f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
+                hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
+            )
+        self.rels = {p: r.remapped(extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
+        if self.extends is not None:
+            self.extends = (self.extends[0], remap[self.extends[1]])
+        self.d, self.size = extended, len(extended)
+        self._remaps.append(remap)
+        self._dictionaries.append(extended)
+        self.generation += 1
+
+    def forward_ids(self, ids: np.ndarray, generation: int) -> np.ndarray:
+        """Ids from the dictionary of ``generation`` as ids of the current one."""
+        for remap in self._remaps[generation:]:
+            ids = remap[ids]
+        return ids
+
+    def forward_frame(self, frame: "Frame", generation: int) -> "Frame":
+        if generation == self.generation:
+            return frame
+        return Frame(frame.n, {v: self.forward_ids(c, generation) for v, c in frame.cols.items()})
+
+    def current(self, rel: EncodedRelation) -> EncodedRelation:
+        """A relation over the current dictionary (it may have been built over an earlier one)."""
+        if rel.dictionary is self.d:
+            return rel
+        for generation, d in enumerate(self._dictionaries):
+            if rel.dictionary is d:
+                return rel.remapped(self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
+        return self.encode(rel, rel.arity)
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
         """``rows`` as a relation over this evaluator's dictionary."""
@@ -267,6 +318,8 @@ class _Evaluator:
         return fi, keys[ri]
 
     def compare(self, frame: Frame, cmp: Comparison) -> Frame:
+        if not (_plain(cmp.left) and _plain(cmp.right)) or compute.is_assignment(cmp, frame):
+            return compute.compare(self, frame, cmp)
         return frame.keep(_CMP[cmp.op](self._operand(frame, cmp.left), self._operand(frame, cmp.right)))
 
     def _operand(self, frame: Frame, term) -> np.ndarray:
@@ -286,25 +339,36 @@ class _Evaluator:
         """
         pick = source or (lambda i, atom: self.relation(atom.pred))
         index_of = {id(b): i for i, b in enumerate(rule.body)}
-        order = body_order(rule, start)
-        stack = [(Frame(1, {}), 0)]
+        yield from self.run(Frame(1, {}), body_order(rule, start), lambda element: pick(index_of[id(element)], element.atom))
+
+    def run(self, frame: Frame, order: list, pick: Callable) -> Iterator[Frame]:
+        """Evaluate body elements in ``order`` from ``frame``; ``pick(literal)`` gives a literal's relation."""
+        stack = [(frame, 0, self.generation)]
         while stack:
-            frame, k = stack.pop()
+            frame, k, generation = stack.pop()
+            frame = self.forward_frame(frame, generation)
             while k < len(order) and frame.n:
                 element = order[k]
                 if isinstance(element, Comparison):
                     frame = self.compare(frame, element)
+                elif isinstance(element, Aggregate):
+                    frame = compute.aggregate(self, frame, element, self._condition)
                 elif element.positive:
-                    rel = pick(index_of[id(element)], element.atom)
+                    rel = self.current(pick(element))
                     pieces = self._split(frame, element.atom, rel)
                     frame = pieces[0]
-                    stack.extend((piece, k) for piece in reversed(pieces[1:]))
+                    stack.extend((piece, k, self.generation) for piece in reversed(pieces[1:]))
                     frame = self.join(frame, element.atom, rel)
                 else:
-                    frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
+                    frame = self.antijoin(frame, element.atom, self.current(pick(element)))
                 k += 1
             if frame.n:
                 yield frame
+
+    def _condition(self, frame: Frame, condition: tuple) -> Iterator[Frame]:
+        """The bindings of an aggregate element's condition, continuing from ``frame``."""
+        order = condition_order(condition, set(frame.cols))
+        return self.run(frame, order, lambda element: self.relation(element.atom.pred))
 
     def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
         """All bindings of the body as one frame (see :meth:`frames`)."""
@@ -369,7 +433,7 @@ class _Evaluator:
                     if atom.pred in known:
                         rel = difference(rel, self.relation(atom.pred))
                     parts.setdefault(atom.pred, []).append(rel)
-        return {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
+        return {pred: union_all(self.d, self.arities[pred], [self.current(r) for r in rels]) for pred, rels in parts.items()}
 
     # -- components ---------------------------------------------------------------------------------
 
@@ -488,7 +552,7 @@ class _Evaluator:
             delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
             for p, d in delta.items():
                 if len(d):
-                    added[p] = union_disjoint(added[p], d) if p in added else d
+                    added[p] = union_disjoint(self.current(added[p]), d) if p in added else d
         return added
 
     def _delta_source(self, position: int, delta: EncodedRelation):
@@ -506,6 +570,10 @@ class _Evaluator:
                 self.rels[pred] = union_disjoint(old, new)
             delta[pred] = new
         return delta
+
+
+def _plain(term) -> bool:
+    return isinstance(term, (Var, int, str))
 
 
 def _repeat_pattern(atom: Atom):

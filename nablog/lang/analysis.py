@@ -16,7 +16,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from .ast import Atom, Comparison, Denial, Literal, Requirement, Rule, Var
+from .ast import Aggregate, Atom, Comparison, Denial, Interval, Literal, Requirement, Rule, Var, body_atoms, is_constant, term_variables
 from .errors import AnalysisError, Loc
 from .program import Program
 
@@ -97,16 +97,27 @@ def _statement_atoms(statement) -> list[Atom]:
     if isinstance(statement, Rule):
         atoms.extend(statement.head)
     if isinstance(statement, (Rule, Denial)):
-        atoms.extend(b.atom for b in statement.body if isinstance(b, Literal))
+        atoms.extend(atom for atom, _, _ in body_atoms(statement.body))
     if isinstance(statement, Requirement):
         atoms.append(statement.atom)
     return atoms
 
 
 def check_rule_safety(rule: Rule) -> None:
-    """Seed 002 §2.1: every variable of the head, of a negated literal or of a comparison occurs in
-    a positive body literal. ``_`` under ``not`` is allowed (it stands for "any value")."""
-    bound = {v for a in rule.positive_body() for v in a.variables() if v.name != "_"}
+    """Safety as clingo has it (seed 002 §2.1, extended): every variable of the head, of a
+    comparison or of an aggregate's guard is bound — by a positive body literal, or through ``=``
+    to a constant, a bound variable, arithmetic over bound variables, an interval or an
+    aggregate. A variable that occurs in a negated literal and nowhere else in the rule is local
+    to it: ``not s(X, P, P)`` reads "there is no P with s(X, P, P)" (``_`` is the unnamed case).
+
+    >>> from nablog.lang import parse
+    >>> check_rule_safety(parse("c(X) :- a(X), Y = X + 1, not s(X, P, P), Y > 2.").rules[0])
+    >>> try:
+    ...     check_rule_safety(parse("p(X) :- q(Y), X = Y + Z.").rules[0])
+    ... except AnalysisError as e:
+    ...     print(e.message)
+    unsafe rule: variable Z in the comparison 'X = Y + Z' does not occur in a positive body literal
+    """
     for atom in rule.head:
         for var in atom.variables():
             if var.name == "_":
@@ -115,6 +126,10 @@ def check_rule_safety(rule: Rule) -> None:
                     _var_loc(atom.loc or rule.loc, var),
                     "name the variable and bind it in the body",
                 )
+    head_vars = {v for atom in rule.head for v in atom.variables()}
+    bound = check_body_safety(rule.body, set(), rule.loc, "rule", outside=head_vars, head=rule.head)
+    for atom in rule.head:
+        for var in atom.variables():
             if var not in bound:
                 what = "fact" if not rule.body else "rule"
                 raise AnalysisError(
@@ -122,29 +137,134 @@ def check_rule_safety(rule: Rule) -> None:
                     _var_loc(atom.loc or rule.loc, var),
                     f"bind {var} with a positive literal in the body, or write a constant instead",
                 )
-    check_body_safety(rule.body, bound, rule.loc, "rule")
 
 
-def check_body_safety(body, bound: set[Var], loc: Loc | None, what: str) -> None:
-    bound = bound | {v for b in body if isinstance(b, Literal) and b.positive for v in b.variables()}
+def binding_order(body, bound: set[Var]) -> set[Var]:
+    """The variables a body binds, given ``bound``: those of positive literals (as plain
+    arguments), then, to a fixpoint, ``V = term`` (either side) and ``V = #agg{...}`` whose other
+    side is bound.
+
+    >>> from nablog.lang import parse
+    >>> sorted(v.name for v in binding_order(parse("a :- p(X), Y = X * 2, Z = Y..3, W = 1.").rules[0].body, set()))
+    ['W', 'X', 'Y', 'Z']
+    """
+    bound = set(bound) | {t for b in body if isinstance(b, Literal) and b.positive for t in b.atom.args if isinstance(t, Var)}
     bound.discard(Var("_"))
+    changed = True
+    while changed:
+        changed = False
+        for element in body:
+            target = _assigned(element, bound)
+            if target is not None:
+                bound.add(target)
+                changed = True
+    return bound
+
+
+def _assigned(element, bound: set[Var]) -> Var | None:
+    """The variable an unbound-side ``=`` binds once its other side is bound, else None."""
+    if isinstance(element, Comparison) and element.op == "=":
+        for var_side, other in ((element.left, element.right), (element.right, element.left)):
+            if isinstance(var_side, Var) and var_side.name != "_" and var_side not in bound:
+                if all(v in bound for v in term_variables(other)) and Var("_") not in set(term_variables(other)):
+                    return var_side
+    if isinstance(element, Aggregate) and element.op == "=" and isinstance(element.bound, Var):
+        if element.bound.name != "_" and element.bound not in bound and all(v in bound for v in _aggregate_globals(element, bound)):
+            return element.bound
+    return None
+
+
+def _aggregate_globals(element: Aggregate, bound: set[Var]) -> set[Var]:
+    """Variables of an aggregate's elements that are bound outside it (they group)."""
+    return {v for e in element.elements for v in e.variables() if v in bound}
+
+
+def check_body_safety(body, bound: set[Var], loc: Loc | None, what: str, outside: set[Var] = frozenset(), head=()) -> set[Var]:  # type: ignore[assignment]
+    """Raise AnalysisError for the first unsafe variable of a body; return the bound variables.
+
+    ``outside`` holds the variables used outside the body (the head's), which negated literals
+    must not keep local.
+    """
+    bound = binding_order(body, bound)
     for element in body:
+        elsewhere = set(outside) | {v for other in body if other is not element for v in other.variables()}
         if isinstance(element, Literal) and not element.positive:
             for var in element.variables():
-                if var.name != "_" and var not in bound:
+                if var.name != "_" and var not in bound and var in elsewhere:
                     raise AnalysisError(
                         f"unsafe {what}: variable {var} in 'not {element.atom}' does not occur in a positive body literal",
                         _var_loc(element.loc or loc, var),
                         f"bind {var} with a positive literal, or write _ if any value will do",
                     )
-        if isinstance(element, Comparison):
-            for var in element.variables():
+        elif isinstance(element, Literal):
+            for term in element.atom.args:
+                if not isinstance(term, Var) and not is_constant(term):
+                    _check_term_bound(term, bound, element, loc, what)
+        elif isinstance(element, Comparison):
+            sides = (element.left, element.right)
+            # Name first a variable that no assignment could bind (the one missing on the other side).
+            for var in sorted(element.variables(), key=lambda v: v in sides):
                 if var.name == "_" or var not in bound:
                     raise AnalysisError(
                         f"unsafe {what}: variable {var} in the comparison '{element}' does not occur in a positive body literal",
                         _var_loc(element.loc or loc, var),
                         f"bind {var} with a positive literal before comparing it",
                     )
+        elif isinstance(element, Aggregate):
+            _check_aggregate_safety(element, bound, elsewhere, loc, what)
+    return bound
+
+
+def _check_term_bound(term, bound: set[Var], element, loc: Loc | None, what: str) -> None:
+    if isinstance(term, Interval):
+        raise AnalysisError(
+            f"an interval {term} in the body literal {element}",
+            element.loc or loc,
+            f"bind a variable to it instead: V = {term}",
+        )
+    for var in term_variables(term):
+        if var.name == "_" or var not in bound:
+            raise AnalysisError(
+                f"unsafe {what}: variable {var} in the term {term} of {element} is not bound elsewhere",
+                _var_loc(element.loc or loc, var),
+                f"bind {var} with a positive literal; a computed argument does not bind its variables",
+            )
+
+
+def _check_aggregate_safety(element: Aggregate, bound: set[Var], elsewhere: set[Var], loc: Loc | None, what: str) -> None:
+    """Global variables (used outside the aggregate) bound outside it; each element's local
+    variables bound by its condition; the guard bound unless the aggregate assigns it."""
+    at = element.loc or loc
+    assigns = element.op == "=" and isinstance(element.bound, Var) and element.bound not in _element_vars(element)
+    outer = {v for v in bound if v != element.bound or not assigns}
+    for var in term_variables(element.bound):
+        if not assigns and (var.name == "_" or var not in bound):
+            raise AnalysisError(
+                f"unsafe {what}: variable {var} in the guard of '{element}' is not bound",
+                _var_loc(at, var),
+                f"bind {var} with a positive literal, or assign the aggregate: {var} = #{element.function}{{...}}",
+            )
+    for e in element.elements:
+        local_bound = check_body_safety(e.condition, {v for v in outer if v in elsewhere}, at, "aggregate", outside=set(elsewhere) | {v for t in e.terms for v in term_variables(t)})
+        for term in e.terms:
+            for var in term_variables(term):
+                if var.name == "_" or var not in local_bound:
+                    raise AnalysisError(
+                        f"unsafe {what}: variable {var} in the aggregate element '{e}' is not bound by its condition",
+                        _var_loc(at, var),
+                        f"bind {var} with a positive literal after ':' in the element",
+                    )
+        for var in e.variables():
+            if var in elsewhere and var not in outer and var.name != "_":
+                raise AnalysisError(
+                    f"unsafe {what}: variable {var} of '{element}' is used outside the aggregate but not bound there",
+                    _var_loc(at, var),
+                    f"bind {var} with a positive literal outside the aggregate (it groups the aggregate)",
+                )
+
+
+def _element_vars(element: Aggregate) -> set[Var]:
+    return {v for e in element.elements for v in e.variables()}
 
 
 def _var_loc(loc: Loc | None, var: Var) -> Loc | None:
@@ -159,7 +279,8 @@ def _var_loc(loc: Loc | None, var: Var) -> Loc | None:
 def dependency_graph(program: Program) -> nx.DiGraph:
     """Predicates as nodes; an edge from each body predicate to the head predicate of its rule.
 
-    Edge attribute ``negative`` is True when the body uses the predicate under ``not``;
+    Edge attribute ``negative`` is True when the body uses the predicate under ``not``, and
+    ``aggregate`` when it uses it inside an aggregate (both need it in a lower stratum);
     ``rule`` is the first rule that made the edge (for error messages).
     """
     graph = nx.DiGraph()
@@ -168,15 +289,19 @@ def dependency_graph(program: Program) -> nx.DiGraph:
     for rule in program.rules:
         for head in rule.head:
             for element in rule.body:
-                if not isinstance(element, Literal):
-                    continue
-                body_pred = element.atom.pred
-                if graph.has_edge(body_pred, head.pred):
-                    data = graph.edges[body_pred, head.pred]
-                    if not element.positive and not data["negative"]:
-                        data.update(negative=True, rule=rule, literal=element)
+                if isinstance(element, Literal):
+                    uses = [(element.atom.pred, not element.positive, False)]
+                elif isinstance(element, Aggregate):
+                    uses = [(atom.pred, not positive, True) for atom, positive, _ in body_atoms((element,))]
                 else:
-                    graph.add_edge(body_pred, head.pred, negative=not element.positive, rule=rule, literal=element)
+                    continue
+                for body_pred, negative, aggregate in uses:
+                    if graph.has_edge(body_pred, head.pred):
+                        data = graph.edges[body_pred, head.pred]
+                        if (negative and not data["negative"]) or (aggregate and not data["aggregate"]):
+                            data.update(negative=data["negative"] or negative, aggregate=data["aggregate"] or aggregate, rule=rule, literal=element)
+                    else:
+                        graph.add_edge(body_pred, head.pred, negative=negative, aggregate=aggregate, rule=rule, literal=element)
     return graph
 
 
@@ -192,7 +317,7 @@ def stratify(program: Program) -> Analysis:
         if len(preds) > 1 or sub.has_edge(next(iter(preds)), next(iter(preds))):
             recursive.update(preds)
         for u, v, data in sub.edges(data=True):
-            if data["negative"]:
+            if data["negative"] or data["aggregate"]:
                 _raise_negative_cycle(graph, sub, u, v, data)
     stratum: dict[str, int] = {}
     order: list[tuple[str, ...]] = []
@@ -204,7 +329,7 @@ def stratify(program: Program) -> Analysis:
         for pred in preds:
             for source, _, data in graph.in_edges(pred, data=True):
                 if members[source] != component:
-                    level = max(level, stratum[source] + (1 if data["negative"] else 0))
+                    level = max(level, stratum[source] + (1 if data["negative"] or data["aggregate"] else 0))
         for pred in preds:
             stratum[pred] = level
         order.append(preds)
@@ -216,13 +341,15 @@ def _raise_negative_cycle(graph: nx.DiGraph, sub: nx.DiGraph, u: str, v: str, da
     # Shown from v, reading "depends on": v -> not u -> ... -> v.
     display, prev = [v], v
     for nxt in reversed(nx.shortest_path(sub, v, u)):
-        display.append(("not " if graph.edges[nxt, prev]["negative"] else "") + nxt)
+        edge = graph.edges[nxt, prev]
+        display.append(("#aggregate " if edge["aggregate"] else "not " if edge["negative"] else "") + nxt)
         prev = nxt
     literal = data["literal"]
+    through = "an aggregate" if data["aggregate"] and not data["negative"] else "negation"
     raise AnalysisError(
-        "recursion through negation: " + " -> ".join(display) + "  (-> reads 'depends on')",
+        f"recursion through {through}: " + " -> ".join(display) + "  (-> reads 'depends on')",
         literal.loc or data["rule"].loc,
-        "the program is not stratifiable; break the cycle so that no predicate depends negatively on itself",
+        f"the program is not stratifiable; break the cycle so that no predicate depends {'through an aggregate' if through != 'negation' else 'negatively'} on itself",
     )
 
 

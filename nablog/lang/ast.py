@@ -36,7 +36,109 @@ class Var:
 
 
 Constant = Union[int, str]
-Term = Union[Var, int, str]
+
+
+ARITHMETIC_OPS = ("+", "-", "*", "/", "\\", "**")
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "\\": 2, "**": 3}
+_UNARY_PRECEDENCE = 4
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """``left op right`` over integers, as clingo computes it (see :mod:`nablog.lang.arith`):
+    ``+ - * / \\ **``, ``/`` and ``\\`` truncating towards zero."""
+
+    op: str
+    left: "Term"
+    right: "Term"
+
+    def __post_init__(self) -> None:
+        if self.op not in ARITHMETIC_OPS:
+            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+
+    def __str__(self) -> str:
+        prec = _PRECEDENCE[self.op]
+        right_assoc = self.op == "**"
+        left = _parenthesized(self.left, prec + (1 if right_assoc else 0))
+        right = _parenthesized(self.right, prec + (0 if right_assoc else 1))
+        return f"{left} {self.op} {right}"
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    """``-X`` (negation) or ``|X|`` (absolute value, op ``"|"``)."""
+
+    op: str
+    arg: "Term"
+
+    def __post_init__(self) -> None:
+        if self.op not in ("-", "|"):
+            raise ValueError(f"unknown unary operator {self.op!r}")
+
+    def __str__(self) -> str:
+        if self.op == "|":
+            return f"|{format_term(self.arg)}|"
+        return f"-{_parenthesized(self.arg, _UNARY_PRECEDENCE)}"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """``low..high``: every integer from low to high (none when low > high); heads and ``X = a..b``."""
+
+    low: "Term"
+    high: "Term"
+
+    def __str__(self) -> str:
+        return f"{format_term(self.low)}..{format_term(self.high)}"
+
+
+Term = Union[Var, int, str, BinOp, UnaryOp, Interval]
+
+
+def _parenthesized(term: "Term", at_least: int) -> str:
+    """A sub-term, in parentheses when it binds less tightly than ``at_least`` (or is a negative
+    number, whose sign would otherwise read as an operator)."""
+    text = format_term(term)
+    if isinstance(term, BinOp) and _PRECEDENCE[term.op] < at_least:
+        return f"({text})"
+    if isinstance(term, Interval) or (isinstance(term, int) and term < 0 and at_least > _PRECEDENCE["+"]):
+        return f"({text})"
+    if isinstance(term, UnaryOp) and term.op == "-" and at_least > _UNARY_PRECEDENCE:
+        return f"({text})"
+    return text
+
+
+def is_constant(term: "Term") -> bool:
+    """Whether a term is a plain constant (an ``int`` or a ``str``)."""
+    return isinstance(term, (int, str))
+
+
+def term_leaves(term: "Term") -> Iterator["Term"]:
+    """The variables and constants of a term, in order, inside arithmetic and intervals too."""
+    if isinstance(term, BinOp):
+        yield from term_leaves(term.left)
+        yield from term_leaves(term.right)
+    elif isinstance(term, UnaryOp):
+        yield from term_leaves(term.arg)
+    elif isinstance(term, Interval):
+        yield from term_leaves(term.low)
+        yield from term_leaves(term.high)
+    else:
+        yield term
+
+
+def term_variables(term: "Term") -> Iterator[Var]:
+    """The variables of a term, in order, arithmetic and intervals included.
+
+    >>> [v.name for v in term_variables(BinOp("+", Var("X"), UnaryOp("|", Var("Y"))))]
+    ['X', 'Y']
+    """
+    return (t for t in term_leaves(term) if isinstance(t, Var))
+
+
+def term_constants(term: "Term") -> Iterator[Constant]:
+    """The constants written in a term."""
+    return (t for t in term_leaves(term) if not isinstance(t, Var))  # type: ignore[misc]
 
 
 def constant_sort_key(value: Constant) -> tuple[int, int | str]:
@@ -74,7 +176,11 @@ def format_constant(value: Constant) -> str:
 
 
 def format_term(term: Term) -> str:
-    return term.name if isinstance(term, Var) else format_constant(term)
+    if isinstance(term, Var):
+        return term.name
+    if isinstance(term, (BinOp, UnaryOp, Interval)):
+        return str(term)
+    return format_constant(term)
 
 
 @dataclass(frozen=True)
@@ -94,10 +200,11 @@ class Atom:
         return (self.pred, len(self.args))
 
     def variables(self) -> Iterator[Var]:
-        return (t for t in self.args if isinstance(t, Var))
+        return (v for t in self.args for v in term_variables(t))
 
     def is_ground(self) -> bool:
-        return not any(isinstance(t, Var) for t in self.args)
+        """No variables and no terms left to compute: every argument is a constant."""
+        return all(is_constant(t) for t in self.args)
 
     def __str__(self) -> str:
         if not self.args:
@@ -137,7 +244,7 @@ class Comparison:
             raise ValueError(f"unknown comparison operator {self.op!r}")
 
     def variables(self) -> Iterator[Var]:
-        return (t for t in (self.left, self.right) if isinstance(t, Var))
+        return (v for t in (self.left, self.right) for v in term_variables(t))
 
     def holds(self, left: Constant, right: Constant) -> bool:
         """Evaluate on two constants in the order of :func:`constant_sort_key`."""
@@ -157,7 +264,80 @@ COMPARE = {
     ">=": lambda a, b: a >= b,
 }
 
-BodyElement = Union[Literal, Comparison]
+AGGREGATE_FUNCTIONS = ("count", "sum", "min", "max")
+
+
+@dataclass(frozen=True)
+class AggregateElement:
+    """``T1, .., Tn : L1, .., Lm`` inside an aggregate: the tuple of terms counted (or summed, or
+    ranged over by min/max, on its first term) for each binding of the condition literals."""
+
+    terms: tuple[Term, ...]
+    condition: tuple[Union[Literal, Comparison], ...] = ()
+
+    def variables(self) -> Iterator[Var]:
+        for t in self.terms:
+            yield from term_variables(t)
+        for c in self.condition:
+            yield from c.variables()
+
+    def __str__(self) -> str:
+        terms = ", ".join(format_term(t) for t in self.terms)
+        return f"{terms} : {format_body(self.condition)}" if self.condition else terms
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``bound op #fn{elements}`` in a rule body, clingo syntax: ``N = #count{E : works(E, D)}``.
+
+    The set aggregated is the set of distinct element tuples over all bindings of each element's
+    condition (variables shared with the rest of the body are fixed by it: they group). ``#count``
+    counts the tuples, ``#sum`` adds their first terms (tuples whose first term is not an integer
+    are ignored, as clingo does), ``#min``/``#max`` take the least/greatest first term in the order
+    of constants. An empty ``#min``/``#max`` has no value, so the body does not hold (clingo
+    binds ``#sup``/``#inf`` there, which are not nablog constants). ``#count{...} > 3`` is kept as
+    ``3 < #count{...}``.
+    """
+
+    function: str
+    elements: tuple[AggregateElement, ...]
+    op: str
+    bound: Term
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.function not in AGGREGATE_FUNCTIONS:
+            raise ValueError(f"unknown aggregate function {self.function!r}")
+        if self.op not in COMPARISON_OPS:
+            raise ValueError(f"unknown comparison operator {self.op!r}")
+
+    def variables(self) -> Iterator[Var]:
+        """The variables of the guard and of the elements (local and global alike)."""
+        yield from term_variables(self.bound)
+        for e in self.elements:
+            yield from e.variables()
+
+    def atoms(self) -> Iterator[Atom]:
+        return (c.atom for e in self.elements for c in e.condition if isinstance(c, Literal))
+
+    def __str__(self) -> str:
+        elements = "; ".join(str(e) for e in self.elements)
+        return f"{format_term(self.bound)} {self.op} #{self.function}{{{elements}}}"
+
+
+BodyElement = Union[Literal, Comparison, Aggregate]
+
+
+def body_atoms(body: tuple[BodyElement, ...]) -> Iterator[tuple[Atom, bool, bool]]:
+    """Every atom a body reads: ``(atom, positive, inside_aggregate)``."""
+    for b in body:
+        if isinstance(b, Literal):
+            yield b.atom, b.positive, False
+        elif isinstance(b, Aggregate):
+            for e in b.elements:
+                for c in e.condition:
+                    if isinstance(c, Literal):
+                        yield c.atom, c.positive, True
 
 
 def format_body(body: tuple[BodyElement, ...]) -> str:
@@ -463,4 +643,4 @@ class NullDeclaration:
 Statement = Union[
     Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration
 ]
-Node = Union[Var, Atom, Literal, Comparison, Statement]
+Node = Union[Var, BinOp, UnaryOp, Interval, Atom, Literal, Comparison, Aggregate, Statement]

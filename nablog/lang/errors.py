@@ -44,6 +44,8 @@ class NablogError(Exception):
     The command line prints it and exits with status 2; nothing else is printed.
     """
 
+    level = "error"
+
     def __init__(
         self,
         message: str,
@@ -65,7 +67,7 @@ class NablogError(Exception):
         self.lineno = loc.line if loc else None
 
     def __str__(self) -> str:
-        out = [f"error: {self.message}"]
+        out = [f"{self.level}: {self.message}"]
         if self.where:
             out.append(f"  --> {self.where}")
         if self.line_text is not None and self.line_text != "":
@@ -80,6 +82,14 @@ class NablogError(Exception):
         if self.hint:
             out.append(f"hint: {self.hint}")
         return "\n".join(out)
+
+
+class NablogWarning(NablogError):
+    """Something nablog reads in a defined way but the user may not have meant (an empty relation
+    that is probably a typo). Never raised: collected (``Database.warnings``) and printed on
+    stderr by the command line, which goes on; ``strict=True`` / ``--strict`` makes it an error."""
+
+    level = "warning"
 
 
 class NablogSyntaxError(NablogError):

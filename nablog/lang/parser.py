@@ -8,9 +8,17 @@ The grammar (ASP-Core-2 where ASP has the construct)::
     head        ::= atom (";" atom)*            % disjunction: transforms only
     denial      ::= ":-" body "."
     body        ::= element ("," element)*
-    element     ::= atom | "not" atom | term OP term      OP in = != < <= > >=
+    element     ::= atom | "not" atom | term OP term | aggregate      OP in = != < <= > >=
+    aggregate   ::= term OP agg | agg OP term
+    agg         ::= ("#count" | "#sum" | "#min" | "#max") "{" [agg_element (";" agg_element)*] "}"
+    agg_element ::= term ("," term)* [":" literal ("," literal)*]   literal: atom, not atom, comparison
     atom        ::= name ["(" term ("," term)* ")"]
-    term        ::= Variable | _ | integer | name | "quoted string"
+    term        ::= sum [".." sum]                      an interval: heads and X = a..b
+    sum         ::= product (("+" | "-") product)*
+    product     ::= power (("*" | "/" | "\\") power)*
+    power       ::= unary ["**" power]
+    unary       ::= "-" unary | "|" term "|" | "(" term ")" | simple
+    simple      ::= Variable | _ | integer | name | "quoted string"
     directive   ::= "#base" name "/" integer ("," name "/" integer)* "."
                   | "#constraint" name ":-" body "."
                   | "#require" atom "."
@@ -41,8 +49,14 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .ast import (
+    AGGREGATE_FUNCTIONS,
     COMPARISON_OPS,
+    Aggregate,
+    AggregateElement,
     Atom,
+    BinOp,
+    Interval,
+    UnaryOp,
     BaseDeclaration,
     BodyElement,
     ColumnRef,
@@ -72,12 +86,13 @@ _TOKEN = re.compile(
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<badstring>"[^\n]*)
   | (?P<arrow>->)
-  | (?P<int>-?[0-9]+)
+  | (?P<int>[0-9]+)
   | (?P<name>[a-z][A-Za-z0-9_]*)
   | (?P<var>[A-Z_][A-Za-z0-9_]*)
   | (?P<directive>\#[a-z_]+)
   | (?P<op>:-|!=|<>|<=|>=|==|=|<|>)
-  | (?P<punct>[(),.;/|:])
+  | (?P<arith>\*\*|\.\.|[-+*\\])
+  | (?P<punct>[(),.;/|:{}])
   """,
     re.VERBOSE | re.DOTALL,
 )
@@ -219,9 +234,9 @@ class _Parser:
         if tok.text == "#require":
             atom = self.atom()
             if not atom.is_ground():
-                var = next(atom.variables())
+                var = next(atom.variables(), None)
                 raise self.error(
-                    f"#require needs a ground atom, but {atom} has variable {var}",
+                    f"#require needs a ground atom, but {atom} has " + (f"variable {var}" if var else "a term to compute"),
                     atom.loc and self._pos_of(atom.loc) or tok.pos,
                     "write the constraint as a denial (:- body.) to forbid a pattern",
                 )
@@ -271,7 +286,7 @@ class _Parser:
     def null_value(self):
         tok = self.peek()
         term = self.term()
-        if isinstance(term, Var):
+        if not isinstance(term, (int, str)):
             raise self.error(f"expected a constant, found '{term}'", tok.pos, 'write #null "NULL".')  # type: ignore[union-attr]
         return term
 
@@ -353,7 +368,7 @@ class _Parser:
         atom = self.atom()
         if not atom.is_ground():
             raise self.error(
-                f"#protect needs a ground atom or a relation p/n, but {atom} has variable {next(atom.variables())}",
+                f"#protect needs a ground atom or a relation p/n, but {atom} is not ground",
                 self._pos_of(atom.loc) if atom.loc else 0,
                 f"protect the whole relation with #protect {atom.pred}/{atom.arity}.",
             )
@@ -376,7 +391,7 @@ class _Parser:
             elements.append(self.element())
         return tuple(elements)
 
-    def element(self) -> BodyElement:
+    def element(self, allow_aggregate: bool = True) -> BodyElement:
         tok = self.peek()
         if tok is None:
             raise self.error("unexpected end of input, expected a body literal", self.end_pos())
@@ -386,8 +401,12 @@ class _Parser:
             if nxt is None or nxt.kind != "op":
                 self.i += 1
                 return Literal(self.atom(), False)
+        if tok.text in _AGGREGATES:
+            return self.aggregate_first(tok, allow_aggregate)
         nxt = self.peek(1)
-        if tok.kind in ("var", "int", "string") or (nxt is not None and nxt.kind == "op" and nxt.text != ":-"):
+        if tok.kind in ("var", "int", "string") or tok.text in ("-", "(", "|") or (
+            nxt is not None and (nxt.kind == "arith" or (nxt.kind == "op" and nxt.text != ":-"))
+        ):
             left = self.term()
             op = self.next("a comparison operator")
             if op.kind != "op" or op.text == ":-":
@@ -396,9 +415,55 @@ class _Parser:
                     op.pos,
                     "comparisons are = != < <= > >=; predicates start with a lower-case letter",
                 )
+            after = self.peek()
+            if after is not None and after.text in _AGGREGATES:
+                self._no_aggregate_here(after, allow_aggregate)
+                self.i += 1
+                return Aggregate(after.text[1:], self.aggregate_elements(), _normalize_op(op, self), left, self.loc(tok.pos))
             right = self.term()
             return Comparison(_normalize_op(op, self), left, right, self.loc(tok.pos))
         return Literal(self.atom(), True)
+
+    def aggregate_first(self, tok: Token, allow_aggregate: bool) -> Aggregate:
+        """``#count{...} op term``, kept as ``term op' #count{...}`` (the guard on the left)."""
+        self._no_aggregate_here(tok, allow_aggregate)
+        self.i += 1
+        elements = self.aggregate_elements()
+        op = self.next("a comparison operator after the aggregate")
+        if op.kind != "op" or op.text == ":-":
+            raise self.error(
+                f"expected a comparison after #{tok.text[1:]}{{...}}, found '{op.text}'",
+                op.pos,
+                f"compare the aggregate with a term, e.g. N = {tok.text}{{...}} or {tok.text}{{...}} > 3",
+            )
+        bound = self.term()
+        return Aggregate(tok.text[1:], elements, _FLIPPED[_normalize_op(op, self)], bound, self.loc(tok.pos))
+
+    def _no_aggregate_here(self, tok: Token, allow_aggregate: bool) -> None:
+        if not allow_aggregate:
+            raise self.error("an aggregate inside an aggregate", tok.pos, "define the inner aggregate in a rule of its own")
+
+    def aggregate_elements(self) -> tuple[AggregateElement, ...]:
+        self.expect("{", "'{' after the aggregate function")
+        elements: list[AggregateElement] = []
+        while not self.at("}"):
+            terms = [self.term()]
+            while self.at(","):
+                self.i += 1
+                terms.append(self.term())
+            condition: list = []
+            if self.at(":"):
+                self.i += 1
+                condition.append(self.element(allow_aggregate=False))
+                while self.at(","):
+                    self.i += 1
+                    condition.append(self.element(allow_aggregate=False))
+            elements.append(AggregateElement(tuple(terms), tuple(condition)))
+            if not self.at(";"):
+                break
+            self.i += 1
+        self.expect("}", "';' or '}' in the aggregate")
+        return tuple(elements)
 
     def atom(self) -> Atom:
         tok = self.next("an atom")
@@ -426,6 +491,54 @@ class _Parser:
         return Atom(tok.text, tuple(args), self.loc(tok.pos))
 
     def term(self) -> Term:
+        """A term: a constant or variable, arithmetic over them, or an interval ``a..b``."""
+        low = self.sum_term()
+        if self.at(".."):
+            self.i += 1
+            return Interval(low, self.sum_term())
+        return low
+
+    def sum_term(self) -> Term:
+        term = self.product_term()
+        while self.at("+") or self.at("-"):
+            op = self.next("an operator").text
+            term = BinOp(op, term, self.product_term())
+        return term
+
+    def product_term(self) -> Term:
+        term = self.power_term()
+        while self.at("*") or self.at("/") or self.at("\\"):
+            op = self.next("an operator").text
+            term = BinOp(op, term, self.power_term())
+        return term
+
+    def power_term(self) -> Term:
+        base = self.unary_term()
+        if self.at("**"):
+            self.i += 1
+            return BinOp("**", base, self.power_term())
+        return base
+
+    def unary_term(self) -> Term:
+        tok = self.peek()
+        if tok is not None and tok.text == "-":
+            self.i += 1
+            arg = self.unary_term()
+            # A negative number is a constant, as it always was: -3 is the integer -3.
+            return -arg if type(arg) is int else UnaryOp("-", arg)
+        if tok is not None and tok.text == "|":
+            self.i += 1
+            arg = self.term()
+            self.expect("|", "'|' closing the absolute value")
+            return UnaryOp("|", arg)
+        if tok is not None and tok.text == "(":
+            self.i += 1
+            inner = self.term()
+            self.expect(")", "')' closing the parenthesis")
+            return inner
+        return self.simple_term()
+
+    def simple_term(self) -> Term:
         tok = self.next("a term")
         if tok.kind == "var":
             return Var(tok.text)
@@ -436,7 +549,7 @@ class _Parser:
                 raise self.error(
                     f"function terms like {tok.text}(...) are not Datalog",
                     tok.pos,
-                    "arguments are variables, integers, names or quoted strings",
+                    "arguments are variables, integers, names, quoted strings or arithmetic over them",
                 )
             return tok.text
         if tok.kind == "string":
@@ -444,8 +557,12 @@ class _Parser:
         raise self.error(
             f"expected a term, found '{tok.text}'",
             tok.pos,
-            "a term is a Variable, an integer, a lower-case name or a \"quoted string\"",
+            "a term is a Variable, an integer, a lower-case name, a \"quoted string\" or arithmetic over them",
         )
+
+
+_AGGREGATES = tuple(f"#{f}" for f in AGGREGATE_FUNCTIONS)
+_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _normalize_op(tok: Token, parser: _Parser) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from typing import Iterable, Iterator, Mapping
 
 from .ast import (
+    Aggregate,
     Atom,
     BaseDeclaration,
     ColumnsDeclaration,
@@ -32,6 +33,8 @@ from .ast import (
     Statement,
     TrustDeclaration,
     Var,
+    body_atoms,
+    term_constants,
 )
 from .errors import NablogError
 from .parser import parse_statements
@@ -117,9 +120,8 @@ class Program:
             if isinstance(s, Rule):
                 yield from s.head
             if isinstance(s, (Rule, Denial)):
-                for b in s.body:
-                    if hasattr(b, "atom"):
-                        yield b.atom  # type: ignore[union-attr]
+                for atom, _, _ in body_atoms(s.body):
+                    yield atom
             if isinstance(s, Requirement):
                 yield s.atom
             if isinstance(s, Protection):
@@ -143,10 +145,10 @@ class Program:
         for s in self.statements:
             if isinstance(s, (Rule, Denial)):
                 for b in s.body:
-                    out.update(t for t in _terms(b) if not isinstance(t, Var))
+                    out.update(c for t in _terms(b) for c in term_constants(t))
             if isinstance(s, Rule):
                 for a in s.head:
-                    out.update(t for t in a.args if not isinstance(t, Var))
+                    out.update(c for t in a.args for c in term_constants(t))
             if isinstance(s, Requirement):
                 out.update(s.atom.args)  # type: ignore[arg-type]
         return out
@@ -178,6 +180,8 @@ def constraint_name(constraint: Denial | Requirement, index: int) -> str:
 
 
 def _terms(element) -> tuple:
+    if isinstance(element, Aggregate):
+        return (element.bound, *(t for e in element.elements for t in e.terms), *(t for e in element.elements for c in e.condition for t in _terms(c)))
     if hasattr(element, "atom"):
         return element.atom.args
     return (element.left, element.right)

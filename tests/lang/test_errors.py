@@ -6,9 +6,9 @@ from nablog import Database
 from nablog.lang import NablogError, analyze, parse, parse_files
 
 
-def error_of(text: str, source: str = "prog.lp") -> str:
+def error_of(text: str, source: str = "prog.lp", **options) -> str:
     with pytest.raises(NablogError) as info:
-        Database(parse(text, source))
+        Database(parse(text, source), **options)
     return str(info.value)
 
 
@@ -68,11 +68,12 @@ def test_unsafe_head_variable():
 
 
 def test_unsafe_negated_literal():
-    assert error_of("q(1). r(1).\np(X) :- q(X), not r(Y).") == (
+    # Y occurs in two negated literals, so it is local to neither: unsafe.
+    assert error_of("q(1). r(1).\np(X) :- q(X), not r(Y), not s(Y).") == (
         "error: unsafe rule: variable Y in 'not r(Y)' does not occur in a positive body literal\n"
         "  --> prog.lp:2:21\n"
         "   |\n"
-        " 2 | p(X) :- q(X), not r(Y).\n"
+        " 2 | p(X) :- q(X), not r(Y), not s(Y).\n"
         "   |                     ^\n"
         "hint: bind Y with a positive literal, or write _ if any value will do"
     )
@@ -116,14 +117,45 @@ def test_arity_clash():
     )
 
 
-def test_undefined_predicate_suggests_a_close_name():
-    assert error_of("edge(1, 2).\npath(X, Y) :- egde(X, Y).") == (
+def test_undefined_predicate_is_an_empty_relation_with_a_located_warning():
+    db = Database(parse("edge(1, 2).\npath(X, Y) :- egde(X, Y).\nq(X) :- edge(X, _), not egde(X, X), not b0(X).", "prog.lp"))
+    assert db.query("path(X, Y)") == [] and db.query("q(X)") == [(1,)]
+    assert [str(w) for w in db.warnings] == [
+        "warning: predicate egde/2 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
+        "  --> prog.lp:2:15\n"
+        "   |\n"
+        " 2 | path(X, Y) :- egde(X, Y).\n"
+        "   |               ^\n"
+        "hint: did you mean edge?",
+        "warning: predicate b0/1 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
+        "  --> prog.lp:3:41\n"
+        "   |\n"
+        " 3 | q(X) :- edge(X, _), not egde(X, X), not b0(X).\n"
+        "   |                                         ^\n"
+        "hint: declare it with '#base b0/1.' if it is a base relation without facts yet",
+    ]
+    assert Database(parse("#base egde/2. edge(1, 2). path(X, Y) :- egde(X, Y).")).warnings == []
+
+
+def test_undefined_predicate_is_an_error_when_strict():
+    assert error_of("edge(1, 2).\npath(X, Y) :- egde(X, Y).", strict=True) == (
         "error: predicate egde/2 has no rules, no facts and no #base declaration\n"
         "  --> prog.lp:2:15\n"
         "   |\n"
         " 2 | path(X, Y) :- egde(X, Y).\n"
         "   |               ^\n"
         "hint: did you mean edge?"
+    )
+
+
+def test_arity_clash_between_facts_is_located():
+    assert error_of("p(1).\np(1, 2).") == (
+        "error: predicate p is used with 2 arguments here but with 1 argument at prog.lp:1:1\n"
+        "  --> prog.lp:2:1\n"
+        "   |\n"
+        " 2 | p(1, 2).\n"
+        "   | ^\n"
+        "hint: a predicate has one arity throughout the program; rename one of the two"
     )
 
 
