@@ -164,6 +164,15 @@ def encode(ev: "_Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) 
 def compare(ev: "_Evaluator", frame: "Frame", cmp: Comparison) -> "Frame":
     """A comparison over computed values: a filter, or an assignment ``V = term`` / ``V = a..b``."""
     target = is_assignment(cmp, frame)
+    if target is None and (isinstance(cmp.left, Interval) or isinstance(cmp.right, Interval)):
+        # A bound variable against an interval: membership (only a head's values get here, as
+        # when rederiving a head whose interval was flattened into V = a..b).
+        interval, other = (cmp.left, cmp.right) if isinstance(cmp.left, Interval) else (cmp.right, cmp.left)
+        kind, value, valid = evaluate(ev, frame, other)
+        kl, low, vl = evaluate(ev, frame, interval.low)
+        kh, high, vh = evaluate(ev, frame, interval.high)
+        inside = valid & vl & vh & (kind == 0) & (kl == 0) & (kh == 0) & (low <= value) & (value <= high)
+        return frame.keep(inside if cmp.op == "=" else valid & ~inside)
     if target is None:
         return frame.keep(compare_values(cmp.op, evaluate(ev, frame, cmp.left), evaluate(ev, frame, cmp.right)))
     term = cmp.right if target == cmp.left else cmp.left
@@ -278,7 +287,7 @@ def _reduce(function: str, rows: np.ndarray, k: int, frame: "Frame", groups: lis
     else:
         first_kind, first = rows[:, k], rows[:, k + 1]
         # (kind, num) ordered lexicographically; within a group rows are sorted on exactly that.
-        ends = np.r_[starts[1:], len(rows)] - 1
+        ends = np.r_[starts[1:], len(rows)] - 1 if len(rows) else starts
         pick = starts if function == "min" else ends
         kind, value = first_kind[pick], first[pick]
         empty = (SUP, 0) if function == "min" else (INF, 0)

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, base_part
-from ..lang.ast import Aggregate
+from ..lang.ast import Aggregate, body_atoms
 from . import compute
 from .base import Model, Prepared, prepare
 from .encoding import (
@@ -770,11 +770,22 @@ class PythonEngine:
             if not inputs & set(old):
                 continue
             before = {p: evaluator.relation(p) for p in plan.predicates}
+            if any(compute.has_computation(r) for r in _rules(plan)):
+                # Aggregates and arithmetic: the component is evaluated afresh over its (already
+                # updated) inputs and diffed. Exact, and simple: delete-and-rederive would have to
+                # recount every group a changed tuple belongs to, and computed values grow the
+                # dictionary under the maintenance's feet.
+                evaluator.run_component(plan)
+                for pred in plan.predicates:
+                    now, then = evaluator.relation(pred), evaluator.current(before[pred])
+                    record(pred, then, difference(now, then), difference(then, now))
+                continue
+            current = evaluator.current
             plus, minus = evaluator.maintain(
                 plan,
-                {p: gained[p] for p in inputs if p in gained},
-                {p: lost[p] for p in inputs if p in lost},
-                {p: old[p] for p in inputs if p in old},
+                {p: current(gained[p]) for p in inputs if p in gained},
+                {p: current(lost[p]) for p in inputs if p in lost},
+                {p: current(old[p]) for p in inputs if p in old},
             )
             for pred in plan.predicates:
                 record(pred, before[pred], plus.get(pred, EncodedRelation.empty(evaluator.d, arities[pred])), minus[pred])
@@ -851,7 +862,7 @@ def _rules(plan: ComponentPlan) -> tuple[Rule, ...]:
 
 
 def _inputs(plan: ComponentPlan) -> set[str]:
-    return {b.atom.pred for rule in _rules(plan) for b in rule.body if isinstance(b, Literal)} - set(plan.predicates)
+    return {atom.pred for rule in _rules(plan) for atom, _, _ in body_atoms(rule.body)} - set(plan.predicates)
 
 
 def _model(evaluator: _Evaluator, prepared: Prepared) -> Model:

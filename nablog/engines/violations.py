@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..lang import Atom, Literal, Program, Requirement, Rule, Var, row_sort_key
+from ..lang.ast import Aggregate
 from .base import Engine
 from .encoding import EncodedRelation
 
@@ -63,7 +64,8 @@ def find_violations(
 
     With ``changes = (gained, lost)`` — what the model gained and lost since a state in which
     no constraint was violated — only denial instances using a changed tuple are evaluated
-    (they are the only ones that can hold now), with the engine's ``evaluate_delta``.
+    (they are the only ones that can hold now), with the engine's ``evaluate_delta``; a denial
+    with an aggregate is evaluated in full.
     With ``limit``, each violation lists the first ``limit`` instances only (its count stays
     exact): grounding hundreds of thousands of witnesses costs more than finding them.
     """
@@ -81,12 +83,15 @@ def find_violations(
         rules.append(Rule((head,), body))
         witness_atoms = tuple(b.atom for b in body if isinstance(b, Literal) and b.positive)
         checks.append((i, name, c, head.pred, variables, witness_atoms))
-    if not rules:
-        found = {}
-    elif changes is not None:
-        found = engine.evaluate_delta(Program(tuple(rules)), model, *changes)  # type: ignore[attr-defined]
-    else:
-        found = engine.evaluate(Program(tuple(rules)), model)
+    # A denial with an aggregate can hold anew with no changed tuple in its own literals (a
+    # group's count changed): it is evaluated in full; the others from the changes only.
+    whole = [r for r in rules if any(isinstance(b, Aggregate) for b in r.body)] if changes is not None else rules
+    by_change = [r for r in rules if changes is not None and r not in whole]
+    found = {}
+    if by_change:
+        found.update(engine.evaluate_delta(Program(tuple(by_change)), model, *changes))  # type: ignore[attr-defined]
+    if whole:
+        found.update(engine.evaluate(Program(tuple(whole)), model))
     for i, name, c, pred, variables, witness_atoms in checks:
         rows = found.get(pred, ())
         if not len(rows):
