@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_database_options(query, atom=True)
     query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
+    query.add_argument("--magic", action="store_true", help="with ATOM: evaluate the magic-set rewriting for ATOM (only what its constants need) instead of the whole model")
     query.set_defaults(run=run_query)
 
     propose = commands.add_parser(
@@ -279,8 +280,10 @@ def run_query(args: argparse.Namespace) -> int:
     files, atom = split_query(args.files)
     db = open_database(args, files)
     out = sys.stdout
+    if args.magic and atom is None:
+        raise NablogError("--magic needs a query atom", hint="give the atom after the files, e.g. nablog query prog.lp --magic 'p(1, Y)'")
     if atom is not None:
-        rows = db.query(atom)
+        rows = db.query(atom, magic=args.magic)
         if args.json:
             json.dump([list(r) for r in rows], out, ensure_ascii=False)
             out.write("\n")
@@ -420,7 +423,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_bulk_check(args: argparse.Namespace) -> int:
     """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
-    from .engines.spark_bulk import WITNESS_CAP, check_files
+    from .engines.spark.bulk import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
     checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
@@ -437,7 +440,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    from .engines import spark_bulk
+    from .engines.spark import bulk as spark_bulk
 
     progress = Progress.for_terminal()
     options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)

@@ -36,13 +36,13 @@ from .ast import (
     body_atoms,
     term_constants,
 )
+from .delta import SPLIT_PREFIX
 from .errors import NablogError
 from .parser import parse_statements
 
 Facts = dict[str, set[tuple[Constant, ...]]]
 """Relation name to a set of tuples of constants: what engines take and give."""
 
-SPLIT_PREFIX = "base__"
 
 
 def base_part(pred: str) -> str:
