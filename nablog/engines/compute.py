@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
-from ..lang import Comparison, NablogError, Var
+from ..lang import Comparison, Literal, NablogError, Var
 from ..lang.arith import INT_BITS, INT_MIN
-from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp, term_variables
+from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
 from .encoding import INT
 
 if TYPE_CHECKING:
@@ -303,13 +303,18 @@ def _reduce(function: str, rows: np.ndarray, k: int, frame: "Frame", groups: lis
 
 
 def has_computation(rule) -> bool:
-    """Whether a rule needs this module: arithmetic or intervals in a comparison, or an aggregate."""
+    """Whether a rule needs this module: arithmetic or intervals in a comparison, an aggregate,
+    or an assignment ``V = term`` of a variable no positive literal binds."""
+    positive = {v for b in rule.body if isinstance(b, Literal) and b.positive for v in b.variables()}
     for b in rule.body:
         if isinstance(b, Aggregate):
             return True
-        if isinstance(b, Comparison) and any(not isinstance(t, (Var, int, str)) for t in (b.left, b.right)):
-            return True
+        if isinstance(b, Comparison):
+            if any(not isinstance(t, (Var, int, str)) for t in (b.left, b.right)):
+                return True
+            if b.op == "=" and any(isinstance(t, Var) and t not in positive for t in (b.left, b.right)):
+                return True
     return False
 
 
-__all__ = ["MAX_COMPUTED", "aggregate", "compare", "has_computation", "term_variables"]
+__all__ = ["MAX_COMPUTED", "aggregate", "compare", "has_computation"]

@@ -45,7 +45,8 @@ from ...lang import (
 from ..plan import ComponentPlan, component_plans
 from ..violations import VIOLATION_PREFIX, Violation, name_anonymous
 from . import SparkEngine
-from .evaluation import Round, SparkModel, _Evaluation
+from ...transforms.flatten import flatten
+from .evaluation import Round, SparkModel, _Evaluation, refuse_computation
 from .relations import read_relations, write_relations
 from .types import LONG, MIXED, ColumnType, Relation, arrow_values, count_rows, infer_types, join, meet, rows_of_arrow, spark_type
 
@@ -184,6 +185,10 @@ def propagate(
     rules, facts = separate_facts(program, {})
     only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
     analysis = analyze(only_rules)
+    flat = flatten(only_rules)  # negation-local variables as engines read them
+    if flat is not only_rules:
+        only_rules, analysis = flat, analyze(flat)
+    refuse_computation(only_rules)
     derived = only_rules.derived
     ev = engine.evaluation(progress=progress)
     target = lambda p: base_part(p) if p in derived else p  # noqa: E731
@@ -577,6 +582,7 @@ def check(
     from ...lang import Var
     from pyspark.sql.types import StructField, StructType
 
+    refuse_computation(Program(tuple(Rule((), c.body) for c in program.constraints if isinstance(c, Denial))))
     ev = model.evaluation
     constraints = program.named_constraints()
     found: dict[int, Violation] = {}

@@ -21,6 +21,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from ...lang import Analysis, Atom, Comparison, Literal, NablogError, Program, Rule, Var
+from ..compute import has_computation
 from ..plan import ComponentPlan, body_order, component_plans
 from .relations import relation_from_rows
 from .session import SessionOwner
@@ -115,6 +116,18 @@ class SparkModel:
     def collect(self, preds: Iterable[str] | None = None) -> dict[str, set[tuple]]:
         """Relations as Python sets of tuples of constants (all derived ones by default)."""
         return self.evaluation.collect(list(self.derived if preds is None else preds))
+
+
+def refuse_computation(program: Program) -> None:
+    """Arithmetic, intervals and aggregates have no Spark evaluation yet: say so rather than
+    answer wrongly (issue 13 left them to the python and clingo engines)."""
+    for rule in program.rules:
+        if has_computation(rule):
+            raise NablogError(
+                f"the spark engine does not evaluate arithmetic, intervals or aggregates yet: {rule}",
+                rule.loc,
+                "use --engine python (or clingo) for this program",
+            )
 
 
 class _Evaluation:
@@ -219,6 +232,7 @@ class _Evaluation:
     # -- the program ----------------------------------------------------------------------------
 
     def run(self, program: Program, analysis: Analysis) -> None:
+        refuse_computation(program)
         """Infer the types of the derived relations, then evaluate every component in order."""
         base_types = {p: r.types for p, r in self.relations.items()}
         self.types.update(infer_types(program.rules, base_types))
