@@ -317,4 +317,12 @@ def has_computation(rule) -> bool:
     return False
 
 
-__all__ = ["MAX_COMPUTED", "aggregate", "compare", "has_computation"]
+def refuse_computation(rules, what: str, hint: str) -> None:
+    """Raise a located NablogError naming the first rule that computes, for a part of nablog
+    that cannot evaluate computation yet (rather than answer wrongly)."""
+    for rule in rules:
+        if has_computation(rule):
+            raise NablogError(f"{what} does not handle arithmetic, assignments, intervals or aggregates yet: '{rule}'", rule.loc, hint)
+
+
+__all__ = ["MAX_COMPUTED", "aggregate", "compare", "has_computation", "refuse_computation"]

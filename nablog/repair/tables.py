@@ -43,7 +43,7 @@ from ..engines.lookup import ModelIndex
 from ..lang import SPLIT_PREFIX, Atom, Constant, Delta, NablogError, Program, row_sort_key
 from ..lang.delta import substitute_atom
 from ..solver.asp import AspProblem
-from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance
+from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance, refuse_aggregates
 from .constraints import ConstraintInfo, constraint_infos, consistently_signed, uses_views
 from .violations import Correction, Falsifier, Falsifiers, FdConflict, correction_text, find_falsifiers
 
@@ -431,6 +431,7 @@ def repair(
     >>> [t.lines() for t in result], result.status
     ([['-m1(a, b)'], ['-m2(a, c)']], 'complete')
     """
+    refuse_aggregates(rules, "repair")
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     policy = parse_policy(policy)

@@ -28,7 +28,9 @@ from typing import Iterable, Iterator, Mapping
 
 from ..engines.lookup import ModelIndex
 from ..engines.violations import name_anonymous
-from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Rule, Var, constant_sort_key
+from ..lang import Atom, Comparison, Constant, Denial, Literal, NablogError, Program, Requirement, Rule, Term, Var, constant_sort_key
+from ..lang import arith
+from ..lang.ast import Aggregate, Interval, term_variables
 
 GroundAtom = tuple[str, tuple]
 """A ground atom as (predicate, arguments)."""
@@ -165,9 +167,67 @@ def _ground(atom: Atom, binding: Mapping[Var, Constant]) -> GroundAtom:
 
 
 def _compare(cmp: Comparison, binding: Mapping[Var, Constant]) -> bool:
-    left = binding[cmp.left] if isinstance(cmp.left, Var) else cmp.left
-    right = binding[cmp.right] if isinstance(cmp.right, Var) else cmp.right
-    return cmp.holds(left, right)
+    """A comparison under a binding of all its variables, arithmetic as clingo computes it (a
+    term without a value makes it false; an interval compared with ``=`` is membership)."""
+    if isinstance(cmp.left, Var) and isinstance(cmp.right, Var):  # the common case, kept cheap
+        return cmp.holds(binding[cmp.left], binding[cmp.right])
+    for interval, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
+        if isinstance(interval, Interval):
+            value = arith.evaluate(other, binding)
+            inside = value is not None and value in set(arith.values(interval, binding))
+            return inside if cmp.op == "=" else (value is not None and not inside)
+    left, right = arith.evaluate(cmp.left, binding), arith.evaluate(cmp.right, binding)
+    return left is not None and right is not None and cmp.holds(left, right)
+
+
+def _assignment(cmp: Comparison, binding: Mapping[Var, Constant]) -> tuple[Var, Term] | None:
+    """``V = term`` with V unbound and the term's variables bound: V takes the term's values."""
+    if cmp.op != "=":
+        return None
+    for side, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
+        if isinstance(side, Var) and side.name != "_" and side not in binding and all(v in binding for v in term_variables(other)):
+            return side, other
+    return None
+
+
+def _computed(comparisons, bound: set[Var], unbound: set[Var]) -> list[tuple[Var, Term]]:
+    """The variables of ``unbound`` that comparisons ``V = term`` compute, in an order where each
+    term's variables are bound or computed before."""
+    out: list[tuple[Var, Term]] = []
+    targets = {c.left for c in comparisons if c.op == "=" and isinstance(c.left, Var) and c.left in unbound and not isinstance(c.right, Var)}
+    known = bound | (unbound - targets)
+    progress = True
+    while progress:
+        progress = False
+        for c in comparisons:
+            if c.op == "=" and c.left in targets and c.left not in known and set(term_variables(c.right)) <= known:
+                out.append((c.left, c.right))
+                known.add(c.left)
+                progress = True
+    # A target that could not be computed (its term needs itself) ranges over its domain.
+    return out
+
+
+def _compute(computed: list[tuple[Var, Term]], binding: dict[Var, Constant]) -> Iterator[dict[Var, Constant]]:
+    if not computed:
+        yield binding
+        return
+    (var, term), rest = computed[0], computed[1:]
+    for value in arith.values(term, binding):
+        yield from _compute(rest, {**binding, var: value})
+
+
+def refuse_aggregates(program: Program, what: str) -> None:
+    """Aggregates have no encoding in the ground problems of view updating and repair yet: say so
+    rather than answer wrongly."""
+    for statement in (*program.rules, *program.denials):
+        for element in statement.body:
+            if isinstance(element, Aggregate):
+                raise NablogError(
+                    f"{what} does not handle aggregates yet: '{element}' is used by '{statement}'",
+                    element.loc or statement.loc,
+                    "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved",
+                )
 
 
 class Relevance:
@@ -267,7 +327,12 @@ class Relevance:
             return
         element = order[k]
         if isinstance(element, Comparison):
-            if _compare(element, binding):
+            assigned = _assignment(element, binding)
+            if assigned is not None:
+                var, term = assigned
+                for value in arith.values(term, binding):
+                    yield from self._extend(order, k + 1, {**binding, var: value}, possible)
+            elif _compare(element, binding):
                 yield from self._extend(order, k + 1, binding, possible)
             return
         atom = element.atom
@@ -293,9 +358,12 @@ class Relevance:
 
     def hypothetical_instances(self, rule: Rule, binding: dict[Var, Constant], round_: int) -> Iterator[dict[Var, Constant]]:
         """Bindings of a rule body for making its head true: variables not bound by the head
-        range over their candidate domains (seed 002, Def. 9, case 5)."""
-        free = [v for v in dict.fromkeys(v for b in rule.body for v in b.variables()) if v not in binding and v.name != "_"]
+        range over their candidate domains (seed 002, Def. 9, case 5), except those a
+        comparison ``V = term`` computes from the others, which take the computed values."""
+        variables = [v for v in dict.fromkeys(v for b in rule.body for v in b.variables()) if v not in binding and v.name != "_"]
         comparisons = [b for b in rule.body if isinstance(b, Comparison)]
+        computed = _computed(comparisons, set(binding), set(variables))
+        free = [v for v in variables if v not in {v for v, _ in computed}]
         domains = [self._domain(v, rule, round_) for v in free]
         size = 1
         for d in domains:
@@ -306,8 +374,9 @@ class Relevance:
         for values in itertools.product(*domains):
             full = dict(binding)
             full.update(zip(free, values))
-            if all(_compare(c, full) for c in comparisons):
-                yield full
+            for complete in _compute(computed, full):
+                if all(_compare(c, complete) for c in comparisons):
+                    yield complete
 
     # -- the search ---------------------------------------------------------------------------------
 
@@ -601,6 +670,8 @@ def _order(body, binding, skip):
             vars_ = {v for v in b.variables() if v.name != "_"}
             if isinstance(b, Literal) and b.positive:
                 score = (1, len(vars_ & bound) - len(vars_ - bound) * 0.01)
+            elif isinstance(b, Comparison) and _assignment(b, dict.fromkeys(bound)) is not None:
+                score = (2, 0)  # binds its variable: as good as a filter
             else:
                 score = (2, 0) if vars_ <= bound else (-1, 0)
             if best is None or score > best[0]:

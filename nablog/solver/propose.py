@@ -21,7 +21,8 @@ from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
 from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key
 from .asp import AspProblem
-from .ground import Bounds, GroundAtom, Relevance, ground_atom
+from ..engines.compute import refuse_computation
+from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
 from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
@@ -90,6 +91,9 @@ def propose(
         raise NablogError("max_fresh must be 0 or more", hint="give the number of new constants allowed")
     if isinstance(request, str):
         request = parse_request(request)
+    refuse_aggregates(rules, f"view updating (method {method})")
+    if method != "asp":
+        refuse_computation(rules.rules, f"the {method} method", "use method asp, which grounds arithmetic as clingo computes it")
     check_request(rules, model, request)
     split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
     if violations is None:

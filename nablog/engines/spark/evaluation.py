@@ -21,7 +21,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from ...lang import Analysis, Atom, Comparison, Literal, NablogError, Program, Rule, Var
-from ..compute import has_computation
+from .. import compute
 from ..plan import ComponentPlan, body_order, component_plans
 from .relations import relation_from_rows
 from .session import SessionOwner
@@ -121,13 +121,7 @@ class SparkModel:
 def refuse_computation(program: Program) -> None:
     """Arithmetic, intervals and aggregates have no Spark evaluation yet: say so rather than
     answer wrongly (issue 13 left them to the python and clingo engines)."""
-    for rule in program.rules:
-        if has_computation(rule):
-            raise NablogError(
-                f"the spark engine does not evaluate arithmetic, intervals or aggregates yet: {rule}",
-                rule.loc,
-                "use --engine python (or clingo) for this program",
-            )
+    compute.refuse_computation(program.rules, "the spark engine", "use --engine python (or clingo) for this program")
 
 
 class _Evaluation:
