@@ -186,3 +186,20 @@ def test_a_long_request_and_an_update_option_without_spaces(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["check", str(program), "--limit", "-1"])
     assert "must be 0 or more" in capsys.readouterr().err
+
+
+def test_an_empty_base_relation_warns_and_goes_on_unless_strict(capsys, tmp_path):
+    program = tmp_path / "emp.lp"
+    program.write_text("dept(a).\nsize(D, N) :- dept(D), N = #count{E : works(E, D)}.\n")
+    status, out, err = run(capsys, "query", str(program), "size(D, N)")
+    assert status == 0 and "a" in out and "0" in out
+    assert err == (
+        "warning: predicate works/2 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
+        f"  --> {program}:2:39\n"
+        "   |\n"
+        " 2 | size(D, N) :- dept(D), N = #count{E : works(E, D)}.\n"
+        "   |                                       ^\n"
+        "hint: declare it with '#base works/2.' if it is a base relation without facts yet\n"
+    )
+    status, out, err = run(capsys, "check", str(program), "--strict")
+    assert status == 2 and out == "" and err.startswith("error: predicate works/2 has no rules, no facts and no #base declaration\n")

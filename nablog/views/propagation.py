@@ -23,6 +23,7 @@ from collections.abc import Set
 from typing import Iterable, Mapping
 
 from ..engines import PythonEngine
+from ..engines.compute import refuse_computation
 from ..lang import Program, Rule, base_part
 from ..solver.realization import Update, induced_update
 from ..transforms import normalize, propagation_rules, transition_rules
@@ -65,6 +66,7 @@ def _by_rules(rules: Program, facts, insert, delete) -> Update:
     engine = PythonEngine()
     derived = rules.derived
     only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
+    refuse_computation(only_rules.rules, "propagation by rules (seed 002's R∆)", "use method incremental, which evaluates a component with them afresh and diffs it")
     normalized = normalize(only_rules)
     old = engine.evaluate(normalized, facts)
     seeds: dict[str, set[tuple]] = {}

@@ -11,7 +11,7 @@ from nablog.lang import NablogError, analyze, parse, row_sort_key
 from nablog.transforms.flatten import flatten
 
 from ..strategies import examples, rich_facts, rich_programs
-from .test_agreement import test_update_from_a_model_equals_evaluation_from_scratch
+from . import test_agreement
 
 
 def clingo_own_model(program, facts) -> dict[str, set[tuple]] | None:
@@ -54,7 +54,7 @@ def test_python_clingo_engine_and_clingo_agree(program, facts):
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rich_programs(), rich_facts(), rich_facts(max_rows=2), rich_facts(max_rows=2))
 def test_update_with_computation_equals_recomputation(program, facts, insert, delete):
-    test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)
+    test_agreement.test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)
 
 
 def model(text: str, engine: str = "python") -> dict:
@@ -119,3 +119,17 @@ def test_spark_refuses_computation_instead_of_answering_wrongly(spark_engine):
     # negation-local variables are flattened before any engine sees them: spark evaluates them
     model = decode_facts(spark_engine.evaluate(parse("m(1). m(2). s(1, a, a). p(X) :- m(X), not s(X, P, P)."), {}))
     assert model["p"] == {(2,)}
+
+
+def test_propagating_a_change_through_a_count_and_arithmetic():
+    from nablog import Database
+
+    db = Database.from_text(
+        "dept(a). dept(b). works(e1, a). works(e2, a). works(e3, b)."
+        "size(D, N) :- dept(D), N = #count{E : works(E, D)}. double(D, M) :- size(D, N), M = N * 2."
+    )
+    update = db.propagate("-works(e3, b). +works(e4, a).")
+    assert sorted(map(str, update.insert)) == ["double(a, 6)", "double(b, 0)", "size(a, 3)", "size(b, 0)", "works(e4, a)"]
+    assert sorted(map(str, update.delete)) == ["double(a, 4)", "double(b, 2)", "size(a, 2)", "size(b, 1)", "works(e3, b)"]
+    with pytest.raises(NablogError, match="propagation by rules"):
+        db.propagate("+works(e5, b).", method="rules")
