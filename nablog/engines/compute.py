@@ -14,6 +14,7 @@ message instead of running forever.
 
 from __future__ import annotations
 
+import bisect
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from ..lang import Comparison, Literal, NablogError, Var
 from ..lang.arith import INT_BITS, INT_MIN
 from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
-from .encoding import INT
+from .encoding import INT, fits_in_key, pack, row_view, sorted_unique, unpack
 
 if TYPE_CHECKING:
     from .python import Frame, _Evaluator
@@ -40,10 +41,11 @@ def int_values(ev: "_Evaluator") -> np.ndarray:
     cached = ev.cache.get("ints")
     if cached is None or cached[0] is not ev.d:
         values = ev.d.values
-        n = 0
-        while n < len(values) and type(values[n]) is int:
-            n += 1
-        ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
+        n = bisect.bisect_left(values, True, key=lambda v: type(v) is str)
+        try:
+            ints = np.array(values[:n], dtype=INT)
+        except OverflowError:  # integers wider than 64 bits, from data: clamped (arithmetic wraps them anyway)
+            ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
         cached = ev.cache["ints"] = (ev.d, ints)
     return cached[1]
 
@@ -206,90 +208,103 @@ def _with(frame: "Frame", var: Var, ids: np.ndarray) -> "Frame":
 
 def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["Frame", tuple], Iterator["Frame"]]) -> "Frame":
     """Evaluate ``bound op #fn{...}`` on every row of the frame: the element conditions are run
-    from the frame's distinct groups (the element variables it binds), the element tuples made
-    distinct per group, and the function applied; the guard is then assigned or compared."""
+    from the frame's distinct groups (the element variables it binds), the element tuples (as
+    ids, computed terms encoded) made distinct per group, and the function applied to each
+    group's run of sorted rows; the guard is then assigned or compared."""
     from .python import Frame
 
     element_vars = {v for e in agg.elements for v in e.variables()}
     groups = [v for v in frame.cols if v in element_vars]
     gen = ev.generation
     if groups:
-        keys = np.unique(np.stack([frame.cols[v] for v in groups], axis=1), axis=0)
+        keys = np.unique(np.stack([frame.cols[v] for v in groups], axis=1), axis=0) if len(groups) > 1 else sorted_unique(frame.cols[groups[0]])[:, None]
         start = Frame(len(keys), {v: keys[:, i] for i, v in enumerate(groups)})
     else:
         start = Frame(1, {})
     width = max((len(e.terms) for e in agg.elements), default=0)
-    parts = []
-    for number, element in enumerate(agg.elements):
+    parts = []  # (generation, id rows: groups, terms (padded with 0), number of terms)
+    for element in agg.elements:
         for f in run(start, element.condition):
-            values = [evaluate(ev, f, t) for t in element.terms]
-            ok = np.ones(f.n, bool)
-            for _, _, valid in values:
-                ok &= valid
-            columns = [f.cols[v] for v in groups]
-            for kind, num, _ in values:
-                columns += [kind.astype(INT), num]
-            columns += [np.zeros(f.n, INT)] * (2 * (width - len(element.terms)))
+            columns = []
+            for t in element.terms:
+                if isinstance(t, Var):
+                    columns.append(f.cols[t])
+                    continue
+                kind, num, valid = evaluate(ev, f, t)
+                f = f.keep(valid)
+                columns = [c[valid] for c in columns]
+                g = ev.generation
+                f, ids = encode(ev, f, kind[valid], num[valid])
+                columns = [ev.forward_ids(c, g) for c in columns] + [ids]
+            columns = [f.cols[v] for v in groups] + columns + [np.zeros(f.n, INT)] * (width - len(element.terms))
             # Tuples of other lengths are other tuples; last, so that rows sort on their terms.
-            columns += [np.full(f.n, len(element.terms), INT)]
-            parts.append((ev.generation, len(groups), np.stack(columns, axis=1)[ok] if columns else np.zeros((int(ok.sum()), 0), INT)))
-    # Bring every part over to the current dictionary (conditions may have grown it).
-    rows_list = []
-    for g, k, rows in parts:
-        if g != ev.generation and len(rows):
-            rows = rows.copy()
-            for i in range(k):
-                rows[:, i] = ev.forward_ids(rows[:, i], g)
-            for j in range(width):
-                col = k + 2 * j
-                strings = rows[:, col] == 1
-                rows[strings, col + 1] = ev.forward_ids(rows[strings, col + 1], g)
-        rows_list.append(rows)
+            columns.append(np.full(f.n, len(element.terms), INT))
+            parts.append((ev.generation, np.stack(columns, axis=1)))
+    k = len(groups)
+    rows = [p if g == ev.generation else _forwarded(ev, p, g, k) for g, p in parts]
     frame = ev.forward_frame(frame, gen)
-    ncols = len(groups) + 1 + 2 * width
-    rows = np.unique(np.concatenate(rows_list), axis=0) if rows_list else np.zeros((0, ncols), INT)
-    kind, num, present = _reduce(agg.function, rows, len(groups), frame, groups)
+    rows = np.concatenate(rows) if rows else np.zeros((0, k + width + 1), INT)
+    if len({len(e.terms) for e in agg.elements}) == 1:
+        rows = rows[:, :-1]  # one tuple length: the length column tells nothing apart
+    base = max(ev.size, width + 1)
+    if fits_in_key(base, rows.shape[1]):
+        packed = sorted_unique(pack([rows[:, i] for i in range(rows.shape[1])], base))
+        rows = np.stack(unpack(packed, base, rows.shape[1]), axis=1) if len(packed) else rows[:0]
+    else:
+        rows = np.unique(rows, axis=0)
+    kind, num = _reduce(ev, agg.function, rows, k, frame, groups)
     guard = agg.bound
     if agg.op == "=" and isinstance(guard, Var) and guard not in frame.cols:
-        ok = present & (kind != INF) & (kind != SUP)
+        ok = (kind != INF) & (kind != SUP)
         frame = frame.keep(ok)
         frame, ids = encode(ev, frame, kind[ok].astype(np.int8), num[ok])
         return _with(frame, guard, ids)
-    holds = compare_values(agg.op, evaluate(ev, frame, guard), (kind.astype(np.int8), num, present))
+    holds = compare_values(agg.op, evaluate(ev, frame, guard), (kind.astype(np.int8), num, np.ones(frame.n, bool)))
     return frame.keep(holds)
 
 
-def _reduce(function: str, rows: np.ndarray, k: int, frame: "Frame", groups: list[Var]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per frame row: the aggregate's value as (kind, num) and whether it has one."""
-    from .python import _keys
+def _forwarded(ev: "_Evaluator", rows: np.ndarray, generation: int, k: int) -> np.ndarray:
+    """Element rows of an earlier dictionary brought forward; the padding stays 0."""
+    out = np.concatenate([ev.forward_ids(rows[:, :-1], generation), rows[:, -1:]], axis=1)
+    width = rows.shape[1] - 1 - k
+    padding = np.arange(width)[None, :] >= rows[:, -1:]
+    out[:, k : k + width][padding] = 0
+    return out
 
+
+def _reduce(ev: "_Evaluator", function: str, rows: np.ndarray, k: int, frame: "Frame", groups: list[Var]) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame row: the aggregate's value as (kind, num), from id rows sorted by group, then terms."""
     n = frame.n
-    if k:
-        size = int(max(rows[:, :k].max(initial=0), max((frame.cols[v].max(initial=0) for v in groups), default=0))) + 1
-        row_keys = _keys([rows[:, i] for i in range(k)], size)
-        frame_keys = _keys([frame.cols[v] for v in groups], size)
+    base = ev.size
+    if k and fits_in_key(base, k):
+        row_keys = pack([rows[:, i] for i in range(k)], base)
+        frame_keys = pack([frame.cols[v] for v in groups], base)
+    elif k:
+        row_keys = row_view(rows[:, :k])
+        frame_keys = row_view(np.stack([frame.cols[v] for v in groups], axis=1))
     else:
         row_keys = np.zeros(len(rows), INT)
         frame_keys = np.zeros(n, INT)
-    # rows are sorted by np.unique, so by their group columns: each group is a contiguous run
+    # Rows are sorted, so each group is one contiguous run.
     starts = np.flatnonzero(np.r_[True, row_keys[1:] != row_keys[:-1]]) if len(rows) else np.zeros(0, np.int64)
     group_keys = row_keys[starts]
-    if function == "count":
-        kind = np.zeros(len(starts), INT)
-        value = np.diff(np.r_[starts, len(rows)])
-        empty = (0, 0)
-    elif function == "sum":
-        first_kind, first = rows[:, k], rows[:, k + 1]
-        weights = np.where(first_kind == 0, first, 0)
-        value = wrap(np.add.reduceat(weights, starts)) if len(starts) else np.zeros(0, INT)
+    ints = int_values(ev)
+    if function in ("count", "sum"):
+        if function == "count":
+            value = np.diff(np.r_[starts, len(rows)])
+        else:
+            first = rows[:, k]
+            weights = np.where(first < len(ints), ints[np.minimum(first, max(len(ints) - 1, 0))] if len(ints) else 0, 0)
+            value = wrap(np.add.reduceat(weights, starts)) if len(starts) else np.zeros(0, INT)
         kind = np.zeros(len(starts), INT)
         empty = (0, 0)
     else:
-        first_kind, first = rows[:, k], rows[:, k + 1]
-        # (kind, num) ordered lexicographically; within a group rows are sorted on exactly that.
+        # Within a group rows are sorted on their first term's id: the order of constants.
         ends = np.r_[starts[1:], len(rows)] - 1 if len(rows) else starts
-        pick = starts if function == "min" else ends
-        kind, value = first_kind[pick], first[pick]
+        first = rows[starts if function == "min" else ends, k]
+        is_int = first < len(ints)
+        kind = (~is_int).astype(INT)
+        value = np.where(is_int, ints[np.minimum(first, max(len(ints) - 1, 0))] if len(ints) else 0, first)
         empty = (SUP, 0) if function == "min" else (INF, 0)
     order = np.argsort(group_keys, kind="stable")  # opaque row keys need not sort like the rows
     group_keys, kind, value = group_keys[order], np.asarray(kind)[order], np.asarray(value)[order]
@@ -299,7 +314,7 @@ def _reduce(function: str, rows: np.ndarray, k: int, frame: "Frame", groups: lis
     safe = np.minimum(pos, max(len(group_keys) - 1, 0))
     out_kind = np.where(hit, kind[safe] if len(kind) else 0, empty[0]).astype(INT)
     out_num = np.where(hit, value[safe] if len(value) else 0, empty[1]).astype(INT)
-    return out_kind, out_num, np.ones(n, bool)
+    return out_kind, out_num
 
 
 def has_computation(rule) -> bool:
