@@ -107,15 +107,22 @@ def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
     db = Database.from_files(chairs)
     realization = db.propose(REQUEST)[1]
 
-    def crash(*args, **kwargs):
-        raise OSError(28, "No space left on device")
+    replace = os.replace
+
+    def crash(source, target):
+        if os.fspath(target) == os.fspath(chairs):
+            raise OSError(28, "No space left on device")
+        replace(source, target)
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(NablogError) as info:
         db.apply(realization)
     assert str(info.value).splitlines()[0] == f"error: cannot replace {chairs}: No space left on device"
     assert chairs.read_text() == original
-    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == []
+    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == [".nablog"]
+    state = chairs.parent / ".nablog"
+    assert sorted(p.name for p in state.iterdir()) == ["lock", "undo"]  # no journal, no history entry
+    assert list((state / "undo").iterdir()) == []  # no saved version left
 
 
 def test_cli_propose_json(chairs, capsys):

@@ -315,7 +315,7 @@ class CsvFile(SingleRelationFile):
 
 
 
-    def prepare(self, rows: Rows) -> PendingFile | None:
+    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
         """Write the new contents to a temporary file; None when the file already holds ``rows``."""
         blank = True  # no file yet, or an empty one: a forced header gets written
         if self.location.exists():
@@ -343,7 +343,7 @@ class CsvFile(SingleRelationFile):
                 hint="the relation's arity must match the file's columns; remove the file to change it",
             )
         newline, bom = self._newline, self._bom
-        pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom))
+        pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom), tag)
         self.header = header is not None
         self._header_fields = header
         return pending

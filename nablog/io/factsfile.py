@@ -36,7 +36,8 @@ from ..lang import Atom, DataError, Facts, Rule, parse_statements
 from .base import (
     FactSource,
     Rows,
-    atomic_write,
+    PendingFile,
+    prepare_file,
     normalize_changes,
     read_text,
     sorted_rows,
@@ -249,7 +250,7 @@ class FactsFile(FactSource):
             return facts
         return {name: facts.get(name, set()) for name in relations}
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         for name in new:
             if not _PREDICATE.match(name) or name == "not":
@@ -264,17 +265,17 @@ class FactsFile(FactSource):
         elif any(new.values()):
             text = ""
         else:
-            return
+            return []
         layout = _layout(text, source)
         old: Facts = {}
         for fact in layout.facts:
             old.setdefault(fact.pred, set()).add(fact.row)
         if all(old.get(name, set()) == rows for name, rows in new.items()):
-            return
+            return []
         result = _rewrite(text, layout, new)
         expected = {name: rows for name, rows in old.items() if name not in new}
         expected.update({name: rows for name, rows in new.items() if rows})
         if facts_of(result, source) != expected:
             # The edit logic is wrong for this text; refuse rather than corrupt the file.
             raise RuntimeError(f"internal error: rewriting the facts of {self.location} would change other facts")
-        atomic_write(self.location, lambda f: f.write(result.encode("utf-8")))
+        return [prepare_file(self.location, lambda f: f.write(result.encode("utf-8")), tag)]

@@ -176,7 +176,7 @@ class ParquetFile(SingleRelationFile):
 
 
 
-    def prepare(self, rows: Rows) -> PendingFile | None:
+    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
         """Write the new contents to a temporary file; None when the file already holds ``rows``."""
         old = None
         if self.location.exists():
@@ -186,4 +186,4 @@ class ParquetFile(SingleRelationFile):
         elif not rows:
             return None
         table = arrow_table(self.relation, rows, self.location, old.names if old is not None else None, old)
-        return prepare_file(self.location, lambda f: write_table(f, table))
+        return prepare_file(self.location, lambda f: write_table(f, table), tag)
