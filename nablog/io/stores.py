@@ -50,7 +50,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -219,7 +219,7 @@ class Stores:
             real = Delta()
             plans: list[tuple[FactSource, dict]] = []
             for store, relations in by_store.values():
-                current = store.load(list(relations))
+                current = _load(store, relations)
                 part = Delta.of_rows({p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).real(current)
                 if part:
                     real = real.compose(part)
@@ -261,7 +261,7 @@ class Stores:
                         hint="run undo with the program and data the change was applied to, or drop the entry with nablog undo --forget",
                     )
                 change = Delta.from_json(rows)
-                current = store.load(sorted(change.predicates))
+                current = _load(store, change.predicates)
                 for pred, (ins, dele) in change.by_relation().items():
                     have = current.get(pred, set())
                     if not ins <= have or have & dele:
@@ -339,7 +339,7 @@ class Stores:
                 journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
                     {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
                 continue
-            current = store.load(list(relations))
+            current = _load(store, relations)
             staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
             for p in staged:
                 self._step(f"stage {p.target.name}")
@@ -470,6 +470,13 @@ class Stores:
 
     def _path(self, name: str) -> Path:
         return self.base / name
+
+
+def _load(store: FactSource, relations: Iterable[str]):
+    """The stored rows of ``relations``; none for a store whose file does not exist yet."""
+    if not store.location.exists():
+        return {}
+    return store.load(sorted(relations))
 
 
 def _stale(pred: str | None, name: str) -> NablogError:
