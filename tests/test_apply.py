@@ -70,8 +70,9 @@ def test_apply_writes_csv_directories(tmp_path):
     (data / "staff_group.csv").write_text("person,group\ndelhibabu,infor1\naravindan,infor1\n")
     db = Database.from_files(tmp_path / "rules.lp", data=[data])
     db.apply(db.propose(REQUEST)[0])
-    assert (data / "staff_group.csv").read_text() == "person,group\naravindan,infor1\naravindan,infor2\ndelhibabu,infor1\n"
-    assert sorted(p.name for p in data.iterdir()) == ["group_chair.csv", "staff_group.csv"]
+    # Untouched rows keep their order; the new row comes last.
+    assert (data / "staff_group.csv").read_text() == "person,group\ndelhibabu,infor1\naravindan,infor1\naravindan,infor2\n"
+    assert sorted(p.name for p in data.iterdir()) == [".nablog", "group_chair.csv", "staff_group.csv"]  # .nablog: header decisions
 
 
 def test_apply_writes_sqlite_in_one_transaction(tmp_path):

@@ -96,7 +96,7 @@ def snapshot(root: Path) -> dict:
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] == ".nablog" or path.is_dir():
+        if ".nablog" in rel.parts or path.is_dir():
             continue
         assert not path.name.endswith(".tmp"), f"temporary file left behind: {rel}"
         if path.suffix == ".db":
