@@ -193,9 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     undo = commands.add_parser(
         "undo",
         help="take back the last applied change",
-        description="Undo the newest change written by 'nablog apply' for this database.",
+        description="Undo the newest change written by 'nablog apply' for this database: its files "
+        "come back byte for byte. The undo log is .nablog/history.json beside the first program file.",
     )
     _add_database_options(undo)
+    undo.add_argument("--forget", action="store_true", help="drop the newest entry of the undo log without changing the data (when undo says the data changed since)")
     undo.set_defaults(run=run_undo)
 
     explain = commands.add_parser(
@@ -393,6 +395,12 @@ def run_apply(args: argparse.Namespace) -> int:
 
 def run_undo(args: argparse.Namespace) -> int:
     db = open_database(args, args.files)
+    if args.forget:
+        if db.stores is None:
+            raise NablogError("undo needs a database read from files", hint="give the program files")
+        entry = db.stores.forget()
+        print("nothing to undo" if entry is None else f"forgot the change of {entry.get('time', '?')}" + (f" ({entry['request']})" if entry.get("request") else "") + "; the data is unchanged")
+        return 0
     update = db.undo()
     if update is None:
         print("nothing to undo")
