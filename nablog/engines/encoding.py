@@ -149,12 +149,17 @@ def member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
 
 
 def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sorted union of two sorted arrays with no value in common."""
+    """The sorted union of two sorted arrays with no value in common.
+
+    A stable sort of the two concatenated is numpy's timsort, which finds the two runs and merges
+    them in linear time: 3.4 times faster than inserting ``b`` at its ``searchsorted`` positions
+    for halves of 2.5 million keys, 1.3 times for 200 thousand into 4.8 million (bench/kernels.py).
+    """
     if len(a) == 0:
         return b
     if len(b) == 0:
         return a
-    return np.insert(a, np.searchsorted(a, b), b)
+    return np.sort(np.concatenate([a, b]), kind="stable")
 
 
 def row_view(rows: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ recomputed over the new lower strata.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Set
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -49,6 +50,7 @@ from .encoding import (
     unpack,
 )
 from .plan import ComponentPlan, body_order, component_plans
+from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
 _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "=": np.equal,
@@ -92,6 +94,8 @@ class _Evaluator:
         self.arities = arities
         self.rels: dict[str, EncodedRelation] = {}
         self.progress: Callable[[int, int], None] | None = None
+        self.profile: Callable[[RoundCost], None] | None = None
+        self.clock = Stopwatches()
         # (old dictionary, increasing map of its ids into d): relations over the old dictionary
         # move to d without decoding (ConstantDictionary.extended).
         self.extends = extends
@@ -195,7 +199,8 @@ class _Evaluator:
                 fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
                 fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
             else:
-                fi, keys = self._prefix_matches(rel.keys, probe_cols, prefix, rel.arity)
+                parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)]  # type: ignore[union-attr]
+                fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
             matched = unpack(keys, self.size, rel.arity)
             out = {v: c[fi] for v, c in frame.cols.items()}
@@ -236,8 +241,8 @@ class _Evaluator:
                     for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
                 )
                 return frame.keep(count == 0)
-            lo, hi = self._prefix_ranges(rel.keys, probe_cols, prefix, rel.arity)
-            return frame.keep(lo == hi)
+            count = sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)))  # type: ignore[union-attr]
+            return frame.keep(count == 0)
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
         probe = _keys([frame.cols[v] for v in positions], self.size)
         return frame.keep(~_member(sorted_keys, probe))
@@ -337,10 +342,11 @@ class _Evaluator:
             return np.full(frame.n, len(rel), dtype=INT)
         prefix = self._prefix(atom, rel, [positions[v] for v in shared])
         if prefix is not None:
-            if isinstance(rel, PatchedRelation) and rel._keys is None:
+            runs = key_runs(rel)
+            if runs is None:
                 return None
-            lo, hi = self._prefix_ranges(rel.keys, [frame.cols[v] for v in sorted(shared, key=positions.get)], prefix, rel.arity)
-            return hi - lo
+            probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
+            return sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs))
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
         probe = _keys([frame.cols[v] for v in shared], self.size)
         return np.searchsorted(sorted_keys, probe, "right") - np.searchsorted(sorted_keys, probe, "left")
@@ -361,15 +367,22 @@ class _Evaluator:
         """
         known = set(known)
         parts: dict[str, list[EncodedRelation]] = {}
+        clock = self.clock
+        lap = time.perf_counter()
         for rule, start, source in rules:
             for frame in self.frames(rule, start, source):
+                lap = clock.add("join", lap)
                 for atom in rule.head:
                     arity = self.arities[atom.pred]
                     rel = EncodedRelation.from_columns(self.d, self.head_columns(atom, frame), arity, frame.n)
                     if atom.pred in known:
                         rel = difference(rel, self.relation(atom.pred))
                     parts.setdefault(atom.pred, []).append(rel)
-        return {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
+                lap = clock.add("dedup", lap)
+        lap = clock.add("join", lap)
+        derived = {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
+        clock.add("dedup", lap)
+        return derived
 
     # -- components ---------------------------------------------------------------------------------
 
@@ -398,7 +411,7 @@ class _Evaluator:
                     if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
                         instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
             delta = self._absorb(self.derive(instances, known=members), members)
-        self._semi_naive(plan, delta)
+        self._semi_naive(plan, delta, track=False)
 
     def maintain(
         self,
@@ -471,10 +484,12 @@ class _Evaluator:
             lost[p] = minus
         return gained, lost
 
-    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation]) -> dict[str, EncodedRelation]:
-        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added."""
-        added = {p: d for p, d in delta.items() if len(d)}
+    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation], track: bool = True) -> dict[str, EncodedRelation]:
+        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added (with
+        ``track``; otherwise nothing, and no round pays for collecting them)."""
+        added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
         rounds = 0
+        self.clock.take()
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
@@ -486,25 +501,32 @@ class _Evaluator:
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
             delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
+            if self.profile:
+                runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
+                self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
-                if len(d):
-                    added[p] = union_disjoint(added[p], d) if p in added else d
-        return added
+                if track and len(d):
+                    added.setdefault(p, []).append(d)
+        return {p: union_all(self.d, self.arities[p], ds) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)
 
     def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str]) -> dict[str, EncodedRelation]:
-        """Add derived tuples to the relations; return per predicate the tuples that were new."""
+        """Add tuples derived with ``known=members`` (so none is in its relation yet) to the
+        relations; return them per predicate. A packed relation grows by sorted runs
+        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it."""
         delta = {}
+        start = time.perf_counter()
         for pred in members:
             if pred not in derived:
                 continue
-            old = self.relation(pred)
-            new = difference(derived[pred], old)
+            old, new = self.relation(pred), derived[pred]
             if len(new):
-                self.rels[pred] = union_disjoint(old, new)
+                grows = old.packed and old.arity and key_runs(old) is not None
+                self.rels[pred] = RunRelation.grown(old, new.keys) if grows else union_disjoint(old, new)
             delta[pred] = new
+        self.clock.add("merge", start)
         return delta
 
 
@@ -627,13 +649,17 @@ class PythonEngine:
 
     name = "python"
 
-    def __init__(self, progress: Callable[[str], None] | None = None):
+    def __init__(self, progress: Callable[[str], None] | None = None, profile: Callable[[RoundCost], None] | None = None):
+        """``progress`` receives a line per component and round; ``profile`` a
+        :class:`~nablog.engines.runs.RoundCost` per semi-naive round (join, dedup, merge seconds)."""
         self.progress = progress
+        self.profile = profile
 
     def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
         prepared = prepare(program, facts)
         evaluator = self._evaluator(prepared, prepared.facts.values(), prepared.facts.values())
+        evaluator.profile = self.profile
         for pred, rows in prepared.facts.items():
             evaluator.rels[pred] = evaluator.encode(rows, prepared.arities[pred])
         plans = component_plans(prepared.program, prepared.analysis)
