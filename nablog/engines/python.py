@@ -39,6 +39,7 @@ from .encoding import (
     EncodedRelation,
     PatchedRelation,
     fits_in_key,
+    int_rows,
     key_base,
     lex_range,
     member,
@@ -99,6 +100,8 @@ class _Evaluator:
         # (old dictionary, increasing map of its ids into d): relations over the old dictionary
         # move to d without decoding (ConstantDictionary.extended).
         self.extends = extends
+        # Relations read as int64 arrays while the dictionary was built (id -> (rows, array)).
+        self.int_rows: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
         """``rows`` as a relation over this evaluator's dictionary."""
@@ -107,6 +110,10 @@ class _Evaluator:
                 return rows
             if self.extends is not None and rows.dictionary is self.extends[0]:
                 return rows.remapped(self.d, self.extends[1])
+        read = self.int_rows.pop(id(rows), None)
+        if read is not None and read[0] is rows and arity:
+            array = self.d.encode_rows(rows, arity, read[1])
+            return EncodedRelation.from_columns(self.d, [array[:, i] for i in range(arity)], arity)
         return EncodedRelation.from_rows(self.d, rows, arity)
 
     def relation(self, pred: str) -> EncodedRelation:
@@ -166,8 +173,11 @@ class _Evaluator:
             rel.indexes[key] = entry
         return entry
 
-    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
-        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables)."""
+    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Frame:
+        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables).
+
+        ``ranges`` are the bounds of each binding's matches that :meth:`_join_counts` found
+        already (a relation stored as one sorted array), so the searches are not made twice."""
         positions: dict[Var, int] = {}
         for i, term in enumerate(atom.args):
             if isinstance(term, Var) and term.name != "_" and term not in positions:
@@ -199,7 +209,7 @@ class _Evaluator:
                 fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
                 fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
             else:
-                parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)]  # type: ignore[union-attr]
+                parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity, ranges) for keys in key_runs(rel)]  # type: ignore[union-attr]
                 fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
             matched = unpack(keys, self.size, rel.arity)
@@ -208,9 +218,10 @@ class _Evaluator:
                 out[v] = matched[positions[v]]
             return Frame(total, out)
         sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
-        probe = _keys([frame.cols[v] for v in shared], self.size)
-        lo = np.searchsorted(sorted_keys, probe, "left")
-        hi = np.searchsorted(sorted_keys, probe, "right")
+        if ranges is None:
+            probe = _keys([frame.cols[v] for v in shared], self.size)
+            ranges = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        lo, hi = ranges
         counts = hi - lo
         total = int(counts.sum())
         fi = np.repeat(np.arange(frame.n), counts)
@@ -263,9 +274,9 @@ class _Evaluator:
         probe = pack(columns, self.size)
         return np.searchsorted(keys, probe * scale, "left"), np.searchsorted(keys, (probe + 1) * scale, "left")
 
-    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int):
+    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int, ranges=None):
         """For each match, the probe row it extends and the matched key."""
-        lo, hi = self._prefix_ranges(keys, columns, k, arity)
+        lo, hi = ranges if ranges is not None else self._prefix_ranges(keys, columns, k, arity)
         counts = hi - lo
         fi = np.repeat(np.arange(len(lo)), counts)
         ri = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
@@ -301,10 +312,10 @@ class _Evaluator:
                     frame = self.compare(frame, element)
                 elif element.positive:
                     rel = pick(index_of[id(element)], element.atom)
-                    pieces = self._split(frame, element.atom, rel)
+                    pieces, ranges = self._split(frame, element.atom, rel)
                     frame = pieces[0]
                     stack.extend((piece, k) for piece in reversed(pieces[1:]))
-                    frame = self.join(frame, element.atom, rel)
+                    frame = self.join(frame, element.atom, rel, ranges)
                 else:
                     frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
                 k += 1
@@ -320,36 +331,40 @@ class _Evaluator:
             return parts[0]
         return Frame(sum(p.n for p in parts), {v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols})
 
-    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> list[Frame]:
-        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows."""
+    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[list[Frame], tuple[np.ndarray, np.ndarray] | None]:
+        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows, and
+        when there is one slice the bounds of its matches, if they were found (see :meth:`join`)."""
         if frame.n < 2:
-            return [frame]
-        counts = self._join_counts(frame, atom, rel)
+            return [frame], None
+        counts, ranges = self._join_counts(frame, atom, rel)
         if counts is None or int(counts.sum()) <= CHUNK_ROWS:
-            return [frame]
+            return [frame], ranges
         ends = np.searchsorted(np.cumsum(counts), np.arange(CHUNK_ROWS, int(counts.sum()), CHUNK_ROWS), "right")
         bounds = [0, *sorted(set(int(e) for e in ends if 0 < e < frame.n)), frame.n]
-        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a], None
 
-    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
-        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known)."""
+    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known),
+        and the bounds of the matches when ``rel`` is searched as one sorted array."""
         positions: dict[Var, int] = {}
         for i, term in enumerate(atom.args):
             if isinstance(term, Var) and term.name != "_" and term not in positions:
                 positions[term] = i
         shared = [v for v in positions if v in frame.cols]
         if not shared:
-            return np.full(frame.n, len(rel), dtype=INT)
+            return np.full(frame.n, len(rel), dtype=INT), None
         prefix = self._prefix(atom, rel, [positions[v] for v in shared])
         if prefix is not None:
             runs = key_runs(rel)
             if runs is None:
-                return None
+                return None, None
             probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
-            return sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs))
+            found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
+            return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
         probe = _keys([frame.cols[v] for v in shared], self.size)
-        return np.searchsorted(sorted_keys, probe, "right") - np.searchsorted(sorted_keys, probe, "left")
+        lo, hi = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        return hi - lo, (lo, hi)
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
         return [
@@ -781,16 +796,23 @@ class PythonEngine:
         already encoded model, extended by the constants it lacks (see ``_Evaluator.encode``)."""
         constants = set(prepared.program.constants())
         existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
+        arrays: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
         for rows in relations:
             if not isinstance(rows, EncodedRelation):
-                constants.update(itertools.chain.from_iterable(rows))
+                array = int_rows(rows) if isinstance(rows, (set, frozenset)) and not existing else None
+                if array is None:
+                    constants.update(itertools.chain.from_iterable(rows))
+                else:
+                    arrays[id(rows)] = (rows, array)
         if len(existing) == 1:
             d = next(iter(existing))
             extended, remap = d.extended(constants)
             return _Evaluator(extended, prepared.arities, None if extended is d else (d, remap))
         for d in existing:
             constants.update(d.values)
-        return _Evaluator(ConstantDictionary.build(constants), prepared.arities)
+        evaluator = _Evaluator(ConstantDictionary.build(constants, (a.ravel() for _, a in arrays.values())), prepared.arities)
+        evaluator.int_rows = arrays
+        return evaluator
 
 
 def _reporter(progress: Callable[[str], None], label: str) -> Callable[[int, int], None]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .encoding import INT, EncodedRelation, PatchedRelation, member, merge_sorted, pack, unpack
+from .encoding import INT, EncodedRelation, PatchedRelation, member, merge_sorted, unpack
 
 GROWTH = 2
 """Each run holds at least this many times the tuples of the next (measured on the deep closures
@@ -81,14 +81,6 @@ class RunRelation(EncodedRelation):
         for run in self.runs:
             found |= member(run, probe)
         return found
-
-    def __contains__(self, row: object) -> bool:
-        if not isinstance(row, tuple) or len(row) != self.arity:
-            return False
-        ids = [self.dictionary.id(v) for v in row]  # type: ignore[arg-type]
-        if any(i is None for i in ids):
-            return False
-        return bool(self.contains_keys(pack([np.array([i], INT) for i in ids], len(self.dictionary)))[0])  # type: ignore[misc]
 
 
 def key_runs(rel: EncodedRelation) -> list[np.ndarray] | None:
