@@ -26,7 +26,7 @@ from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
 CANDIDATE_POLICIES = ("attribute", "herbrand")
-METHODS = ("asp", "transform")
+METHODS = ("asp", "transform", "tableaux", "tableaux-materialized")
 
 
 def propose(
@@ -59,7 +59,9 @@ def propose(
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
     method : str
         ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates;
-        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`).
+        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`);
+        ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
+        minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).
     limit : int, optional
         Stop after this many realizations (status ``bounded``).
     timeout : float, optional
@@ -106,7 +108,7 @@ def propose(
     found: dict[tuple, Realization] = {}
     status = "complete"
 
-    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str) -> bool:
+    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "") -> bool:
         insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
         delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
         insert, delete, fresh = canonical(insert, delete, fresh_names)
@@ -121,7 +123,8 @@ def propose(
             sorted_atoms(map(_user_atom, delete)),
             verifier.side_effects(verified[1], verified[2]),
             fresh,
-            "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
+            "verified: the request holds, every constraint holds, and no smaller set of these changes does it"
+            + (f"\n{reason}" if reason else ""),
             basis,
         )
         return limit is None or len(found) < limit
@@ -143,6 +146,26 @@ def propose(
     problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated)
     if problem.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
+
+    if method.startswith("tableaux"):
+        from .asp import Enumeration
+        from .tableaux import enumerate_realizations
+
+        enumeration = Enumeration(
+            enumerate_realizations(
+                problem,
+                index,
+                lambda changes, why: accept_changes(changes, problem.fresh, method, why),
+                remaining,
+                materialized=method == "tableaux-materialized",
+            )
+        )
+        if not found and enumeration.status == "complete":
+            enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
+        realizations = ranked(found.values())
+        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded else "complete")
+        message, reasons = _message(realizations, status, problem, enumeration)
+        return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
 
     asp = AspProblem(problem)
     enumeration = asp.enumerate(
