@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import Mapping
 
-from ..lang import AnalysisError, Literal, Program, Rule
-from .idb_plus import holds
+from ..lang import Literal, Program, Rule
+from .idb_plus import holds, require_ground
 from .idb_transform import negated
 
 
@@ -36,8 +36,7 @@ def idb_minus(program: Program, model: Mapping[str, Set]) -> Program:
     for rule in program.rules:
         if rule.is_fact():
             continue
-        if not all(a.is_ground() for a in rule.head) or any(True for b in rule.body for _ in b.variables()):
-            raise AnalysisError(f"IDB- is defined on ground rules: {rule}", rule.loc, "ground the relevant instances first (nablog.solver.ground)")
+        require_ground(rule, "IDB-")
         if all(holds(h, model) for h in rule.head):
             continue
         body = []

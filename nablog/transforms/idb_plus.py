@@ -32,14 +32,18 @@ def holds(atom: Atom, model: Mapping[str, Set]) -> bool:
     return tuple(atom.args) in model.get(atom.pred, ())
 
 
+def require_ground(rule: Rule, what: str) -> None:
+    if not all(a.is_ground() for a in rule.head) or any(True for b in rule.body for _ in b.variables()):
+        raise AnalysisError(f"{what} is defined on ground rules: {rule}", rule.loc, "ground the relevant instances first (nablog.solver.ground)")
+
+
 def true_instances(program: Program, model: Mapping[str, Set]) -> Program:
     """The ground rules whose body holds in ``model``."""
     out = []
     for rule in program.rules:
         if rule.is_fact():
             continue
-        if not all(a.is_ground() for a in rule.head) or any(True for b in rule.body for _ in b.variables()):
-            raise AnalysisError(f"IDB+ is defined on ground rules: {rule}", rule.loc, "ground the relevant instances first (nablog.solver.ground)")
+        require_ground(rule, "IDB+")
         if all(holds(b.atom, model) == b.positive for b in rule.body if isinstance(b, Literal)):
             out.append(rule)
     return Program(tuple(out))
@@ -51,4 +55,4 @@ def idb_plus(program: Program, model: Mapping[str, Set]) -> Program:
     return transform_wrt(kept, [Atom(p, row) for p, rows in model.items() for row in rows])
 
 
-__all__ = ["idb_plus", "true_instances"]
+__all__ = ["idb_plus", "require_ground", "true_instances"]

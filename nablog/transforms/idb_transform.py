@@ -7,17 +7,17 @@ the transformation for definite rules; a negated body literal ``not c`` is not a
 body in that sense and stays where it is. ``S`` holds ground atoms and predicate names (a name
 stands for every atom of that predicate), so that non-ground rules can be transformed too.
 
-Seed 003, Example 2, with ``S`` every atom:
+Seed 003, Example 2, with ``S`` = ``{p, a}`` (IDB* moves every atom, see :mod:`.idb_star`):
 
 >>> from nablog.lang import parse
 >>> idb = parse("p :- a, e. q :- a, f. p :- b, f. q :- b, e. p :- q. q :- a.")
->>> print(transform_wrt(idb, {"p", "q", "a", "b", "e", "f"}))
-neg__a ; neg__e :- neg__p.
-neg__a ; neg__f :- neg__q.
-neg__b ; neg__f :- neg__p.
-neg__b ; neg__e :- neg__q.
-neg__q :- neg__p.
-neg__a :- neg__q.
+>>> print(transform_wrt(idb, {"p", "a"}))
+neg__a :- neg__p, e.
+neg__a ; q :- f.
+:- neg__p, b, f.
+q :- b, e.
+:- neg__p, q.
+neg__a ; q.
 
 Only the atoms in ``S`` move; the others keep their side:
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..lang import Atom, Literal, Program, Rule
+from ..lang import Atom, Denial, Literal, Program, Rule
 
 NEG = "neg__"
 
@@ -41,13 +41,14 @@ def negated(atom: Atom) -> Atom:
 
 def transform_wrt(program: Program, atoms: Iterable[Atom | str]) -> Program:
     """The transformation of the program's rules with respect to ``atoms`` (seed 003, Def. 12);
-    facts and other statements are dropped (the transformed IDB has no facts, §4.1)."""
+    facts and other statements are dropped (the transformed IDB has no facts, §4.1), and a rule
+    left with an empty head is written as a denial."""
     chosen = set(atoms)
 
     def member(atom: Atom) -> bool:
         return atom.pred in chosen or (atom.is_ground() and atom in chosen)
 
-    out: list[Rule] = []
+    out: list[Rule | Denial] = []
     for rule in program.rules:
         if rule.is_fact():
             continue
@@ -55,7 +56,8 @@ def transform_wrt(program: Program, atoms: Iterable[Atom | str]) -> Program:
         head += [h for h in rule.head if not member(h)]
         body = [Literal(negated(h)) for h in rule.head if member(h)]
         body += [b for b in rule.body if not (isinstance(b, Literal) and b.positive and member(b.atom))]
-        out.append(Rule(tuple(head), tuple(body)))
+        # A rule whose head atoms all moved is a denial: the deletion must not happen.
+        out.append(Rule(tuple(head), tuple(body)) if head else Denial(tuple(body)))
     return Program(tuple(out))
 
 
