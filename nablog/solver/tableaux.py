@@ -67,3 +67,44 @@ def enumerate_realizations(
         if not accept(list(result.changes), "strong minimality (seed 003, Def. 15, 19): " + result.reason()):
             return "stopped"
     return "timeout" if timed_out[0] else "complete"
+
+
+def request_tableau(
+    rules,
+    facts,
+    model,
+    request,
+    *,
+    candidates: str = "attribute",
+    max_fresh: int = 2,
+    protect=(),
+    materialized: bool = False,
+) -> UpdateTableau:
+    """The update tableau ``propose(..., method="tableaux")`` explores for ``request``, to print
+    (``nablog explain FILES --tableau REQUEST``)."""
+    from ..engines import PythonEngine
+    from ..engines.violations import find_violations
+    from ..lang import SPLIT_PREFIX
+    from .ground import Bounds, Relevance, ground_atom
+    from .propose import _protections, _Universe, check_request
+    from .request import parse_request
+
+    if isinstance(request, str):
+        request = parse_request(request)
+    check_request(rules, model, request)
+    index = ModelIndex(model)
+    split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
+    violations = find_violations(rules, model, PythonEngine())
+    relevance = Relevance(
+        rules,
+        model,
+        (set(rules.signatures) | set(facts)) - set(rules.derived),
+        index=index,
+        herbrand=candidates == "herbrand",
+        bounds=Bounds(max_fresh=max_fresh),
+        protect=_protections(rules, protect, split),
+        universe=_Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}),
+    )
+    violated = [(v.constraint, b) for v in violations for b in v.bindings]
+    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated)
+    return update_tableau(problem, index, materialized)

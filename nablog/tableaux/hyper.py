@@ -185,7 +185,7 @@ class HyperTableau:
                 for h in (sorted(clause.head, key=self.order) if self.order else clause.head):
                     if self.complement(h) in on_branch:
                         if nodes:
-                            nodes[-1].children.append(Node(h, status="closed", note=f"¬{h} on the branch"))
+                            nodes[-1].children.append(Node(h, status="closed", note=f"{self.complement(h)} is on the branch"))
                     elif h not in alternatives:
                         alternatives.append(h)
                 if not alternatives:

@@ -79,3 +79,42 @@ def test_both_tableaux_methods_equal_brute_force_and_asp(case):
         got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for r in proposal}
         assert got == expected, method
         assert {tuple(r.changes.lines()) for r in proposal} == asp, method
+
+
+def test_cli_propose_with_the_tableaux_methods_and_explain_tableau(capsys, tmp_path):
+    import json
+
+    from nablog.cli import main
+
+    path = tmp_path / "example2.lp"
+    path.write_text(EXAMPLE_2)
+    for method in ("tableaux", "tableaux-materialized"):
+        assert main(["propose", str(path), "-p.", "--method", method, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["status"], [r["delete"] for r in out["realizations"]]) == ("complete", [["a"]])
+    assert main(["explain", str(path), "--tableau", "-p."]) == 0
+    assert capsys.readouterr().out == (
+        "update tableau for -p. with the strong minimality test (Algorithms 3, 4):\n"
+        "-p\n"
+        "  -q\n"
+        "    -a\n"
+        "      [open, finished] HS = {-a}: minimal (-a: p holds again without it)\n"
+    )
+    dot = tmp_path / "tableau.dot"
+    assert main(["explain", str(path), "--tableau", "-p.", "--materialized", "--dot", str(dot)]) == 0
+    assert "HS = {-a}: accepted" in capsys.readouterr().out
+    assert dot.read_text().startswith("digraph tableau {")
+
+
+def test_regression_the_change_set_transform_once_proposed_is_shrunk_to_the_realization():
+    # Issue 10: "+(b(new1), c(1,1)) -(b(1),)" for p(X) :- c(X,X), not b(X). did not verify as
+    # minimal and stopped the method; change sets are now verified and shrunk.
+    from nablog.solver.propose import _verified
+    from nablog.solver.realization import Verifier
+    from nablog.solver.request import parse_request
+
+    db = Database.from_text("#base c/2. p(X) :- c(X,X), not b(X). b(1).")
+    verifier = Verifier(db.rules, db.python_model(), parse_request("+p(1)."), consistent=True)
+    proposed = frozenset({("+", "b", ("new1",)), ("+", "c", (1, 1)), ("-", "b", (1,))})
+    assert list(_verified([proposed], verifier)) == [frozenset({("+", "c", (1, 1)), ("-", "b", (1,))})]
+    assert list(_verified([frozenset({("+", "b", ("new1",))})], verifier)) == [None]
