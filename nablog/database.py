@@ -252,7 +252,7 @@ class Database:
         candidates: str = "attribute",
         max_fresh: int = 2,
         protect: Iterable[str | Atom] = (),
-        exhaustive: bool = False,
+        exhaustive: bool = True,
     ) -> "Proposal":
         """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
 
