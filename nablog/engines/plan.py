@@ -101,7 +101,9 @@ def _ready(element, bound: set[Var], body, outside: set[Var]) -> set[Var] | None
         elsewhere = set(outside) | {v for b in body if b is not element for v in b.variables()}
         shared = {v for e in element.elements for v in e.variables() if v in elsewhere and v.name != "_"}
         guard = set(term_variables(element.bound))
-        assigns = element.op == "=" and isinstance(element.bound, Var) and element.bound not in bound
+        inner = {v for e in element.elements for v in e.variables()}
+        # A guard variable used inside the aggregate is global there: it is compared, never assigned.
+        assigns = element.op == "=" and isinstance(element.bound, Var) and element.bound not in bound and element.bound not in inner
         if assigns:
             shared.discard(element.bound)
         if not shared <= bound:

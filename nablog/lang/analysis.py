@@ -169,14 +169,9 @@ def _assigned(element, bound: set[Var]) -> Var | None:
                 if all(v in bound for v in term_variables(other)) and Var("_") not in set(term_variables(other)):
                     return var_side
     if isinstance(element, Aggregate) and element.op == "=" and isinstance(element.bound, Var):
-        if element.bound.name != "_" and element.bound not in bound and all(v in bound for v in _aggregate_globals(element, bound)):
+        if element.bound.name != "_" and element.bound not in bound and element.bound not in _element_vars(element):
             return element.bound
     return None
-
-
-def _aggregate_globals(element: Aggregate, bound: set[Var]) -> set[Var]:
-    """Variables of an aggregate's elements that are bound outside it (they group)."""
-    return {v for e in element.elements for v in e.variables() if v in bound}
 
 
 def check_body_safety(body, bound: set[Var], loc: Loc | None, what: str, outside: set[Var] = frozenset(), head=()) -> set[Var]:  # type: ignore[assignment]
