@@ -489,7 +489,49 @@ class NullDeclaration:
         return "#null " + ", ".join(format_constant(v) for v in self.values) + "."
 
 
+@dataclass(frozen=True)
+class DomainCall:
+    """``in(X, domain:function(args))``: X is in the set the domain function returns (seed 000, §2.1).
+
+    >>> from nablog.lang import parse
+    >>> print(parse("near(A) :- in(A, geo:within(paris, 300)) || city(paris).").statements[0])
+    near(A) :- in(A, geo:within(paris, 300)) || city(paris).
+    """
+
+    term: Term
+    domain: str
+    function: str
+    args: tuple[Term, ...] = ()
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def variables(self) -> Iterator[Var]:
+        return (t for t in (self.term, *self.args) if isinstance(t, Var))
+
+    def __str__(self) -> str:
+        return f"in({format_term(self.term)}, {self.domain}:{self.function}({', '.join(format_term(t) for t in self.args)}))"
+
+
+@dataclass(frozen=True)
+class ConstrainedRule:
+    """``A :- D1, ..., Dm || A1, ..., An.``: a mediator rule (seed 000, §2.1).
+
+    The constraints ``D`` are comparisons and domain calls and may leave head variables unbound;
+    the atoms ``A1..An`` are positive. A rule with ``||`` or a domain call parses to this node.
+    """
+
+    head: Atom
+    constraints: tuple[Union[Comparison, DomainCall], ...] = ()
+    body: tuple[Atom, ...] = ()
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        left = ", ".join(str(c) for c in self.constraints)
+        right = ", ".join(str(a) for a in self.body)
+        return f"{self.head} :- {left}{' ' if left else ''}||{' ' if right else ''}{right}."
+
+
 Statement = Union[
-    Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration
+    Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration,
+    ConstrainedRule,
 ]
 Node = Union[Var, Atom, Literal, Comparison, Statement]

@@ -9,6 +9,8 @@ The grammar (ASP-Core-2 where ASP has the construct)::
     denial      ::= ":-" body "."
     body        ::= element ("," element)*
     element     ::= atom | "not" atom | term OP term      OP in = != < <= > >=
+    constrained ::= atom ":-" [constraint ("," constraint)*] "||" [atom ("," atom)*] "."   seed 000
+    constraint  ::= term OP term | "in" "(" term "," name ":" name "(" [term ("," term)*] ")" ")"
     atom        ::= name ["(" term ("," term)* ")"]
     term        ::= Variable | _ | integer | name | "quoted string"
     directive   ::= "#base" name "/" integer ("," name "/" integer)* "."
@@ -48,7 +50,9 @@ from .ast import (
     ColumnRef,
     ColumnsDeclaration,
     Comparison,
+    ConstrainedRule,
     Denial,
+    DomainCall,
     Dependency,
     Literal,
     NullDeclaration,
@@ -216,9 +220,63 @@ class _Parser:
         body: tuple[BodyElement, ...] = ()
         if self.at(":-"):
             self.i += 1
-            body = self.body()
+            body = () if self.at_bars() else self.body()
+            if self.at_bars() or any(isinstance(b, DomainCall) for b in body):
+                return self.constrained_rule(tok, head, body)
         self.expect(".", "'.' at the end of the rule" if body else "'.' or ':-' after the head")
         return Rule(tuple(head), body, self.loc(tok.pos))
+
+    def at_bars(self) -> bool:
+        """At ``||``, the separator of a constrained rule's constraints from its atoms."""
+        nxt = self.peek(1)
+        return self.at("|") and nxt is not None and nxt.text == "|" and nxt.pos == self.peek().pos + 1  # type: ignore[union-attr]
+
+    def constrained_rule(self, tok: Token, head: list[Atom], constraints: tuple) -> ConstrainedRule:
+        """``A :- D1, ..., Dm || A1, ..., An.`` (seed 000, §2.1); ``||`` may be left out when a domain call shows the kind."""
+        atoms: tuple = ()
+        if self.at_bars():
+            self.i += 2
+            atoms = () if self.at(".") else self.body()
+        else:
+            constraints, atoms = tuple(b for b in constraints if not isinstance(b, Literal)), tuple(b for b in constraints if isinstance(b, Literal))
+        where = self.loc(tok.pos)
+        if len(head) != 1:
+            raise NablogSyntaxError("a constrained rule has one head atom", where, "write one rule per head atom")
+        for c in constraints:
+            if isinstance(c, Literal):
+                raise NablogSyntaxError(
+                    f"{c} stands before '||', where only comparisons and domain calls go", c.loc or where, "move the atom after '||'"
+                )
+        for a in atoms:
+            if not isinstance(a, Literal) or not a.positive:
+                raise NablogSyntaxError(
+                    f"{a} stands after '||', where only positive atoms go",
+                    getattr(a, "loc", None) or where,
+                    "constraints go before '||'; constrained rules have no negation (seed 000)",
+                )
+        self.expect(".", "'.' at the end of the rule")
+        return ConstrainedRule(head[0], constraints, tuple(a.atom for a in atoms), where)
+
+    def domain_call(self) -> DomainCall:
+        start = self.expect("in")
+        self.expect("(")
+        term = self.term()
+        self.expect(",", "',' after the member of in(X, domain:function(args))")
+        domain = self.next("a domain name")
+        self.expect(":", "':' between domain and function, as in geo:within(paris, 300)")
+        function = self.next("a function name")
+        if domain.kind != "name" or function.kind != "name":
+            raise self.error("expected domain:function(args)", domain.pos, "write in(X, geo:within(paris, 300))")
+        args: list[Term] = []
+        self.expect("(", "'(' after the domain function")
+        if not self.at(")"):
+            args.append(self.term())
+            while self.at(","):
+                self.i += 1
+                args.append(self.term())
+        self.expect(")", "',' or ')' in the function's arguments")
+        self.expect(")", "')' closing in(...)")
+        return DomainCall(term, domain.text, function.text, tuple(args), self.loc(start.pos))
 
     def directive(self) -> Statement:
         tok = self.next("a directive")
@@ -414,6 +472,9 @@ class _Parser:
                 self.i += 1
                 return Literal(self.atom(), False)
         nxt = self.peek(1)
+        colon = self.peek(5)
+        if tok.text == "in" and nxt is not None and nxt.text == "(" and colon is not None and colon.text == ":":
+            return self.domain_call()
         if tok.kind in ("var", "int", "string") or (nxt is not None and nxt.kind == "op" and nxt.text != ":-"):
             left = self.term()
             op = self.next("a comparison operator")
