@@ -395,7 +395,7 @@ def run_apply(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
-        print("undo with: nablog undo " + " ".join(files))
+        print("undo with: nablog undo " + " ".join([*files, *(f"--data {d}" for d in args.data)]))
     return 0
 
 
