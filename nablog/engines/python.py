@@ -100,7 +100,7 @@ class _Evaluator:
         # (old dictionary, increasing map of its ids into d): relations over the old dictionary
         # move to d without decoding (ConstantDictionary.extended).
         self.extends = extends
-        # Relations read as int64 arrays while the dictionary was built (id -> (rows, array)).
+        # Relations whose ids were found while the dictionary was built (id -> (rows, ids)).
         self.int_rows: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
@@ -111,9 +111,8 @@ class _Evaluator:
             if self.extends is not None and rows.dictionary is self.extends[0]:
                 return rows.remapped(self.d, self.extends[1])
         read = self.int_rows.pop(id(rows), None)
-        if read is not None and read[0] is rows and arity:
-            array = self.d.encode_rows(rows, arity, read[1])
-            return EncodedRelation.from_columns(self.d, [array[:, i] for i in range(arity)], arity)
+        if read is not None and read[0] is rows and read[1].shape[1] == arity:
+            return EncodedRelation.from_columns(self.d, [read[1][:, i] for i in range(arity)], arity)
         return EncodedRelation.from_rows(self.d, rows, arity)
 
     def relation(self, pred: str) -> EncodedRelation:
@@ -810,8 +809,9 @@ class PythonEngine:
             return _Evaluator(extended, prepared.arities, None if extended is d else (d, remap))
         for d in existing:
             constants.update(d.values)
-        evaluator = _Evaluator(ConstantDictionary.build(constants, (a.ravel() for _, a in arrays.values())), prepared.arities)
-        evaluator.int_rows = arrays
+        d, ids = ConstantDictionary.encoding(constants, [a.ravel() for _, a in arrays.values()])
+        evaluator = _Evaluator(d, prepared.arities)
+        evaluator.int_rows = {key: (rows, i.reshape(a.shape)) for (key, (rows, a)), i in zip(arrays.items(), ids)}
         return evaluator
 
 
