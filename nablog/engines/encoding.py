@@ -207,11 +207,15 @@ def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
     return cols[::-1]
 
 
-def sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here)."""
+def sorted_unique(keys: np.ndarray, owned: bool = False) -> np.ndarray:
+    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here).
+    With ``owned`` the caller hands ``keys`` over: they are sorted in place, not copied first."""
     if len(keys) < 2:
         return np.sort(keys)
-    keys = np.sort(keys)
+    if owned:
+        keys.sort()
+    else:
+        keys = np.sort(keys)
     keep = np.empty(len(keys), dtype=bool)
     keep[0] = True
     np.not_equal(keys[1:], keys[:-1], out=keep[1:])
@@ -273,7 +277,7 @@ class EncodedRelation(Set):
             count = n if n is not None else 0
             return cls(dictionary, 0, np.zeros(min(count, 1), INT), None)
         if fits_in_key(len(dictionary), arity):
-            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary))), None)
+            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary)), owned=True), None)
         rows = np.stack(columns, axis=1).astype(INT, copy=False)
         return cls(dictionary, arity, None, unique_rows(rows))
 
