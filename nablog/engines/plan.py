@@ -13,12 +13,29 @@ negated literal as soon as its variables are bound, so filters run on the smalle
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..lang import Analysis, Comparison, Literal, Program, Rule, Var
 
 
 def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison]:
-    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal."""
+    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal.
+
+    The order is computed once per rule and start (each semi-naive round asks again for the same
+    rules), as body positions, so that the elements returned are this rule's own objects."""
+    return [rule.body[i] for i in _body_positions(rule, start)]
+
+
+@lru_cache(maxsize=4096)
+def _body_positions(rule: Rule, start: int | None) -> tuple[int, ...]:
+    return tuple(_position_of(rule, element) for element in _body_order(rule, start))
+
+
+def _position_of(rule: Rule, element) -> int:
+    return next(i for i, b in enumerate(rule.body) if b is element)
+
+
+def _body_order(rule: Rule, start: int | None) -> list[Literal | Comparison]:
     positives = [i for i, b in enumerate(rule.body) if isinstance(b, Literal) and b.positive]
     filters = [b for b in rule.body if not (isinstance(b, Literal) and b.positive)]
     if not positives:

@@ -6,7 +6,9 @@ columns (sorted keys plus ``searchsorted``, cached while the relation is unchang
 rule probes a fixed index every round. Negation is an anti-join, comparisons are vectorised filters
 on order-preserving ids. Each strongly connected component runs semi-naively: every recursive rule
 is evaluated once per recursive body literal with that literal restricted to the last round's new
-tuples (the delta).
+tuples (the delta). A relation the fixpoint grows is kept as a few sorted runs merged
+geometrically (:mod:`nablog.engines.runs`): the round's derived tuples are deduplicated against
+the runs by binary search and become a run, so no round rewrites the whole relation.
 
 ``update`` continues from a given model: components untouched by the change keep their relations,
 components that only grow continue semi-naively from the inserted tuples, and the rest are
