@@ -174,17 +174,22 @@ class _Evaluator:
             rel.indexes[key] = entry
         return entry
 
-    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Frame:
+    def join(
+        self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None, keep: set[Var] | None = None
+    ) -> Frame:
         """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables).
 
         ``ranges`` are the bounds of each binding's matches that :meth:`_join_counts` found
-        already (a relation stored as one sorted array), so the searches are not made twice."""
+        already (a relation stored as one sorted array), so the searches are not made twice.
+        With ``keep``, only those variables are carried into the result (the others are needed
+        by nothing after this join: copying them would be most of its work)."""
         positions: dict[Var, int] = {}
         for i, term in enumerate(atom.args):
             if isinstance(term, Var) and term.name != "_" and term not in positions:
                 positions[term] = i
         shared = [v for v in positions if v in frame.cols]
-        fresh = [v for v in positions if v not in frame.cols]
+        fresh = [v for v in positions if v not in frame.cols and (keep is None or v in keep)]
+        carried = frame.cols if keep is None else {v: c for v, c in frame.cols.items() if v in keep}
         if not shared:
             cols = self._selected(atom, rel)
             if cols is None:
@@ -195,7 +200,7 @@ class _Evaluator:
                 return Frame(m, {v: cols[positions[v]] for v in fresh})
             fi = np.repeat(np.arange(frame.n), m)
             ri = np.tile(np.arange(m), frame.n)
-            out = {v: c[fi] for v, c in frame.cols.items()}
+            out = {v: c[fi] for v, c in carried.items()}
             for v in fresh:
                 out[v] = cols[positions[v]][ri]  # type: ignore[index]
             return Frame(len(fi), out)
@@ -214,7 +219,7 @@ class _Evaluator:
                 fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
             matched = unpack(keys, self.size, rel.arity)
-            out = {v: c[fi] for v, c in frame.cols.items()}
+            out = {v: c[fi] for v, c in carried.items()}
             for v in fresh:
                 out[v] = matched[positions[v]]
             return Frame(total, out)
@@ -229,7 +234,7 @@ class _Evaluator:
         ri = np.arange(total)
         ri += np.repeat(lo - (np.cumsum(counts) - counts), counts)  # in place: one array fewer at the peak
         ri = order[ri]
-        out = {v: c[fi] for v, c in frame.cols.items()}
+        out = {v: c[fi] for v, c in carried.items()}
         for v in fresh:
             out[v] = cols[positions[v]][ri]
         return Frame(total, out)
@@ -294,8 +299,11 @@ class _Evaluator:
 
     # -- rules --------------------------------------------------------------------------------------
 
-    def frames(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Iterator[Frame]:
-        """The bindings of the body, in frames of at most about ``CHUNK_ROWS`` rows.
+    def frames(
+        self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None, keep: set[Var] | None = None
+    ) -> Iterator[Frame]:
+        """The bindings of the body, in frames of at most about ``CHUNK_ROWS`` rows; with ``keep``,
+        only the variables that ``keep`` or the rest of the body needs are carried through joins.
 
         ``source(i, atom)`` picks the relation of body literal i (joined when positive,
         anti-joined when negated); by default the current relations. A join that would produce
@@ -305,6 +313,7 @@ class _Evaluator:
         pick = source or (lambda i, atom: self.relation(atom.pred))
         index_of = {id(b): i for i, b in enumerate(rule.body)}
         order = body_order(rule, start)
+        live = _live_variables(order, keep) if keep is not None else None
         stack = [(Frame(1, {}), 0)]
         while stack:
             frame, k = stack.pop()
@@ -317,7 +326,7 @@ class _Evaluator:
                     pieces, ranges = self._split(frame, element.atom, rel)
                     frame = pieces[0]
                     stack.extend((piece, k) for piece in reversed(pieces[1:]))
-                    frame = self.join(frame, element.atom, rel, ranges)
+                    frame = self.join(frame, element.atom, rel, ranges, None if live is None else live[k])
                 else:
                     frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
                 k += 1
@@ -390,7 +399,7 @@ class _Evaluator:
         clock = self.clock
         lap = time.perf_counter()
         for rule, start, source in rules:
-            for frame in self.frames(rule, start, source):
+            for frame in self.frames(rule, start, source, keep={v for atom in rule.head for v in atom.args if isinstance(v, Var)}):
                 lap = clock.add("join", lap)
                 for atom in rule.head:
                     pred, arity = atom.pred, self.arities[atom.pred]
@@ -553,6 +562,14 @@ class _Evaluator:
             delta[pred] = new
         self.clock.add("merge", start)
         return delta
+
+
+def _live_variables(order: list, keep: set[Var]) -> list[set[Var]]:
+    """Per position of a body order, the variables needed after it: by later elements or ``keep``."""
+    live = [set(keep)]
+    for element in reversed(order[1:]):
+        live.append(live[-1] | set(element.variables()))
+    return live[::-1]
 
 
 def _repeat_pattern(atom: Atom):
