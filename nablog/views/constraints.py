@@ -170,7 +170,7 @@ def normalize(conj: Iterable[Element], keep: Iterable[Var]) -> Constraint:
         elif isinstance(e, DomainCall):
             out.add(e)
         else:
-            outer = set(keep) | variables_any(rest[:k] + rest[k + 1 :])
+            outer = set(keep) | variables(rest[:k] + rest[k + 1 :])
             inner = normalize(e.body, sorted(outer & variables(e.body), key=lambda v: v.name))
             if inner == FALSE:
                 continue
@@ -353,10 +353,10 @@ class Solver:
 
         walk(conj)
         merged: dict[Var, set[str]] = {}
-        for v in variables_any(conj):
+        for v in variables(conj):
             merged.setdefault(find(v), set()).update(kinds.get(v, ()))
         out = {}
-        for v in variables_any(conj):
+        for v in variables(conj):
             ks = merged[find(v)]
             if len(ks) > 1:
                 raise NablogError(
@@ -371,8 +371,8 @@ class Solver:
         conj = list(conj)
         for k, e in enumerate(conj):
             if isinstance(e, Not):
-                outside = bound | variables_any(conj[:k] + conj[k + 1 :])
-                local = sorted((v for v in variables_any(e.body) if v not in outside), key=lambda v: v.name)
+                outside = bound | variables(conj[:k] + conj[k + 1 :])
+                local = sorted((v for v in variables(e.body) if v not in outside), key=lambda v: v.name)
                 body = self._expr(e.body, sorts, outside | set(local))
                 if local:
                     body = z3.Exists([self._var(v, sorts) for v in local], body)
@@ -429,14 +429,20 @@ class Solver:
             conj = expand_calls(conj, self.domains, relax)
         return normalize(conj, keep)
 
-    def satisfiable(self, conj: Constraint, relax: bool = False) -> bool:
-        """Has the conjunction a solution (with the domains' current answers, or any, with ``relax``)?"""
-        conj = self.prepare(conj, relax)
+    def satisfiable(self, conj: Constraint, relax: bool = False, free: Iterable[Var] = ()) -> bool:
+        """Has the conjunction a solution (with the domains' current answers, or any, with ``relax``)?
+
+        ``free`` names the variables that are the conjunction's own even where they occur only
+        under a negation (a constrained atom's head variables); other variables met only inside a
+        negation are local to it.
+        """
+        free = tuple(free)
+        conj = self.prepare(conj, relax, free)
         if conj == FALSE:
             return False
         if not conj:
             return True
-        return self._check(self._expr(conj, self._sorts(conj), set()))
+        return self._check(self._expr(conj, self._sorts(conj), set(free)))
 
     def entails(self, premise: Constraint, conclusion: Constraint, over: tuple[Var, ...]) -> bool:
         """Is every solution of ``premise`` on the variables ``over`` one of ``conclusion``?
@@ -444,7 +450,7 @@ class Solver:
         The conclusion's other variables are existential: ``[A ← premise] ⊆ [A ← conclusion]``.
         """
         rename = {v: Var(f"{v.name}__c") for v in variables(conclusion) if v not in over}
-        return not self.satisfiable(premise + (Not(substitute(conclusion, rename)),))
+        return not self.satisfiable(premise + (Not(substitute(conclusion, rename)),), free=over)
 
     def equivalent(self, left: list[Constraint], right: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Do two disjunctions of constraints have the same solutions on ``over`` (seed 000, Theorem 1)?"""
@@ -456,7 +462,7 @@ class Solver:
         for k, other in enumerate(union):
             rename = {v: Var(f"{v.name}__u{k}") for v in variables(other) if v not in over}
             nots.append(Not(substitute(other, rename)))
-        return not self.satisfiable(tuple(conj) + tuple(nots))
+        return not self.satisfiable(tuple(conj) + tuple(nots), free=over)
 
     def solutions(self, conj: Constraint, over: tuple[Var, ...], limit: int = 1000) -> tuple[list[tuple], bool]:
         """The solutions on ``over``, sorted, and whether they are all (``False`` when past ``limit``)."""
@@ -468,7 +474,7 @@ class Solver:
         if not free:
             return [tuple(theta[v] for v in over)], True
         sorts = self._sorts(conj + tuple(Comparison("=", v, v) for v in over))
-        formula = self._expr(conj, sorts, set())
+        formula = self._expr(conj, sorts, set(over))
         terms = [self._var(v, sorts) for v in free]
         found: list[tuple] = []
         self._z3.push()
@@ -500,19 +506,9 @@ class Solver:
         for e in list(out):
             if isinstance(e, Not) and not any(isinstance(x, DomainCall) for x in _walk(e.body)):
                 rest = tuple(x for x in out if x is not e)
-                if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body):
+                if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body, free=keep):
                     out.remove(e)
         return tuple(out)
-
-
-def variables_any(conj: Iterable) -> set[Var]:
-    out: set[Var] = set()
-    for e in conj:
-        if isinstance(e, Not):
-            out |= variables_any(e.body)
-        else:
-            out.update(e.variables())
-    return out
 
 
 def _walk(conj: Iterable) -> Iterator:
