@@ -25,6 +25,7 @@ from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .lang import (
     Atom,
     BaseDeclaration,
+    ConstrainedRule,
     Denial,
     Facts,
     Literal,
@@ -43,6 +44,7 @@ from .lang import (
     separate_facts,
 )
 from .lang.errors import AnalysisError
+from .views.mediator import Mediator, is_mediated
 
 if TYPE_CHECKING:
     from .solver import Proposal, Realization, Request, Update
@@ -77,6 +79,10 @@ class Database:
         self.sources = list(sources)
         self.program_paths: list[Path] = []
         self._version = 0
+        self.mediator = None
+        if is_mediated(program.statements):  # seed 000: rules and facts form a mediator
+            self.mediator = Mediator(program.statements, facts)
+            program = Program(tuple(s for s in program.statements if not isinstance(s, (Rule, ConstrainedRule))))
         self.rules, self._facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
@@ -177,12 +183,23 @@ class Database:
             raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
         return model[pred]
 
-    def query(self, atom: str | Atom) -> list[tuple]:
+    def register_domain(self, name: str, **functions) -> None:
+        """Make domain calls ``in(X, name:function(args))`` of a mediated program call these functions."""
+        if self.mediator is None:
+            raise QueryError("this program has no constrained rules", hint="domain calls belong to rules with '||' (seed 000)")
+        self.mediator.register_domain(name, **functions)
+
+    def query(self, atom: str | Atom, ground: bool = False):
         """The tuples of the atom's predicate that match its constants and repeated variables, sorted.
 
         >>> Database.from_text("e(1,2). e(2,2). e(3,1).").query("e(X, X)")
         [(2, 2)]
+
+        A mediated program (seed 000) answers with constrained atoms, or with ``ground=True`` with
+        the pair (rows, complete): ``complete`` is False when there were more than 1000 solutions.
         """
+        if self.mediator is not None:
+            return self.mediator.ground(atom) if ground else self.mediator.query(atom)
         if isinstance(atom, str):
             atom = parse_atom(atom)
         arities = {**{p: _arity_of(r) for p, r in self.model().items()}, **self.rules.signatures}
@@ -280,6 +297,8 @@ class Database:
         >>> db.propagate("-e(1, 2).").lines()
         ['-e(1, 2)', '-p(1, 2)', '-p(1, 3)']
         """
+        if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
+            return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
         from .solver import parse_request
         from .views import propagate
 

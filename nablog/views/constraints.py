@@ -239,37 +239,65 @@ def _constant(value, domain: str, function: str) -> Constant:
     return value
 
 
-def expand_calls(conj: Constraint, domains: Domains | None, relax: bool = False, positive: bool = True) -> Constraint:
-    """Replace each domain call by the equalities its current answer allows (seed 000, §2.1).
+def expand_calls(conj: Constraint, domains: Domains | None, relax: bool = False, positive: bool = True, limit: int = 10_000) -> Constraint:
+    """Replace each domain call by the values its current answer allows (seed 000, §2.1).
 
     A call's arguments must be ground once the constraint is normalized (joins with base facts
-    bind them). With ``relax=True`` no function is called: a call counts as true where it occurs
-    positively and as false under a negation, so the result has at least the solutions of the
-    constraint under *any* answer of the functions (W_P's test, seed 000 §4).
+    bind them) or be the member of another call of the same conjunction, as in seed 000's
+    ``in(P3, facedb:findface(X)) ∧ in(Y, facedb:findname(P3))``: such a call is evaluated once
+    per value of its arguments (at most ``limit`` combinations). With ``relax=True`` no function
+    is called: a call counts as true where it occurs positively and as false under a negation, so
+    the result has at least the solutions of the constraint under *any* answer of the functions
+    (W_P's test, seed 000 §4).
     """
     out: list[Element] = []
+    calls: list[DomainCall] = []
     for e in conj:
         if isinstance(e, DomainCall):
             if relax:
                 if not positive:
                     return FALSE
                 continue
-            if any(isinstance(a, Var) for a in e.args):
-                raise NablogError(
-                    f"the domain call {e} has an unbound argument",
-                    hint="bind the arguments of a domain call by atoms after '||' or by equalities",
-                )
-            if domains is None:
-                raise NablogError(f"the domain call {e} needs domain {e.domain}", hint="register it with db.register_domain")
-            values = sorted(domains.call(e.domain, e.function, e.args), key=constant_sort_key)
-            out.append(_member(e.term, values))
+            calls.append(e)
         elif isinstance(e, Not):
-            inner = expand_calls(e.body, domains, relax, not positive)
+            inner = expand_calls(e.body, domains, relax, not positive, limit)
             if inner == FALSE:
                 continue
             out.append(Not(inner))
         else:
             out.append(e)
+    known: dict[Var, list[Constant]] = {}
+    while calls:
+        ready = [c for c in calls if all(not isinstance(a, Var) or a in known for a in c.args)]
+        if not ready:
+            c = calls[0]
+            raise NablogError(
+                f"the domain call {c} has an unbound argument",
+                hint="bind the arguments of a domain call by atoms after '||', by equalities, or by another domain call",
+            )
+        for c in ready:
+            calls.remove(c)
+            if domains is None:
+                raise NablogError(f"the domain call {c} needs domain {c.domain}", hint="register it with db.register_domain")
+            free = [a for a in dict.fromkeys(c.args) if isinstance(a, Var)]
+            combos = list(itertools.product(*(known[v] for v in free)))
+            if len(combos) > limit:
+                raise NablogError(f"the domain call {c} would be made {len(combos)} times", hint=f"at most {limit}: bind its arguments more tightly")
+            cases = []
+            produced: set[Constant] = set()
+            for combo in combos:
+                theta = dict(zip(free, combo))
+                args = tuple(theta.get(a, a) if isinstance(a, Var) else a for a in c.args)
+                values = sorted(domains.call(c.domain, c.function, args), key=constant_sort_key)  # type: ignore[arg-type]
+                produced.update(values)
+                cases.append(tuple(Comparison("=", v, k) for v, k in theta.items()) + (_member(c.term, values),))
+            if len(cases) == 1:
+                out.extend(cases[0])
+            else:  # a disjunction over the argument values: not(not(case1), ..., not(casen))
+                out.append(Not(tuple(Not(case) for case in cases)))
+            if isinstance(c.term, Var):
+                values = sorted(produced, key=constant_sort_key)
+                known[c.term] = sorted(set(known[c.term]) & produced, key=constant_sort_key) if c.term in known else values
     return tuple(out)
 
 
