@@ -526,7 +526,11 @@ class Solver:
         return sorted(rows, key=lambda r: tuple(constant_sort_key(x) for x in r)), complete
 
     def simplify(self, conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
-        """A shorter equivalent for display: normal form without negations the rest implies."""
+        """A shorter equivalent for display: normal form without negations the rest implies, its
+        other variables renamed ``V1``, ``V2``, ... in order of appearance."""
+        return _renamed(self._simplify(conj, keep), keep)
+
+    def _simplify(self, conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
         conj = normalize(conj, keep)
         if conj == FALSE:
             return conj
@@ -537,6 +541,18 @@ class Solver:
                 if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body, free=keep):
                     out.remove(e)
         return tuple(out)
+
+
+def _renamed(conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
+    names = {v.name for v in keep}
+    order: dict[Var, Var] = {}
+    supply = (Var(f"V{k}") for k in itertools.count(1))
+    for e in _walk(conj):
+        if not isinstance(e, Not):
+            for v in e.variables():
+                if v not in keep and v not in order:
+                    order[v] = next(n for n in supply if n.name not in names)
+    return substitute(conj, order)
 
 
 def _walk(conj: Iterable) -> Iterator:
