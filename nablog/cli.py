@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_database_options(query, atom=True)
     query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
+    query.add_argument("--magic", action="store_true", help="with ATOM: evaluate the magic-set rewriting for ATOM (only what its constants need) instead of the whole model")
     query.set_defaults(run=run_query)
 
     propose = commands.add_parser(
@@ -275,8 +276,10 @@ def run_query(args: argparse.Namespace) -> int:
     files, atom = split_query(args.files)
     db = open_database(args, files)
     out = sys.stdout
+    if args.magic and atom is None:
+        raise NablogError("--magic needs a query atom", hint="give the atom after the files, e.g. nablog query prog.lp --magic 'p(1, Y)'")
     if atom is not None:
-        rows = db.query(atom)
+        rows = db.query(atom, magic=args.magic)
         if args.json:
             json.dump([list(r) for r in rows], out, ensure_ascii=False)
             out.write("\n")

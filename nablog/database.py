@@ -177,15 +177,22 @@ class Database:
             raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
         return model[pred]
 
-    def query(self, atom: str | Atom) -> list[tuple]:
+    def query(self, atom: str | Atom, magic: bool = False) -> list[tuple]:
         """The tuples of the atom's predicate that match its constants and repeated variables, sorted.
+
+        With ``magic=True`` the model is not computed: the magic-set rewriting for the atom
+        (:mod:`nablog.transforms.magic`) is evaluated instead, which derives only what the
+        atom's constants need; the answers are the same.
 
         >>> Database.from_text("e(1,2). e(2,2). e(3,1).").query("e(X, X)")
         [(2, 2)]
+        >>> Database.from_text("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y). e(1,2). e(2,3). e(4,5).").query("p(1, Y)", magic=True)
+        [(1, 2), (1, 3)]
         """
         if isinstance(atom, str):
             atom = parse_atom(atom)
-        arities = {**{p: _arity_of(r) for p, r in self.model().items()}, **self.rules.signatures}
+        known = self._facts if magic else self.model()
+        arities = {**{p: _arity_of(r) for p, r in known.items()}, **self.rules.signatures}
         if atom.pred not in arities:
             raise QueryError(
                 f"unknown predicate {atom.pred}/{atom.arity} in the query",
@@ -198,7 +205,14 @@ class Database:
                 atom.loc,
                 f"write {atom.pred} with {arities[atom.pred]} arguments",
             )
-        return sorted((row for row in self.model().get(atom.pred, ()) if _matches(atom, row)), key=row_sort_key)
+        if magic:
+            from .transforms.magic import magic_sets
+
+            rewrite = magic_sets(self.rules, atom)
+            rows = self.engine.evaluate(rewrite.program, self._facts).get(rewrite.answer.pred, ())
+        else:
+            rows = self.model().get(atom.pred, ())
+        return sorted((row for row in rows if _matches(atom, row)), key=row_sort_key)
 
     # -- constraints ------------------------------------------------------------------------------
 
