@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default) or the paper's rules R∆ ∪ R∆τ evaluated literally")
+    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
     propagate.set_defaults(run=run_propagate)
 
@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
-    explain.add_argument("--rules", choices=("normalized", "up", "vu"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), or view-update rules R∇ ∪ R∇τ (Def. 9, 10)")
+    explain.add_argument("--rules", choices=("normalized", "up", "vu", "maintenance", "rod"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), view-update rules R∇ ∪ R∇τ (Def. 9, 10), seed 001's maintenance rules (Algorithm 1) or RoD rules (Algorithm 2)")
     explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
     explain.set_defaults(run=run_explain)
 
@@ -523,6 +523,14 @@ def transformed(program, which: str):
         return normalized
     if which == "up":
         return propagation_rules(normalized) + transition_rules(normalized)
+    if which == "maintenance":
+        from .transforms.maintenance import maintenance_rules
+
+        return maintenance_rules(rules)
+    if which == "rod":
+        from .transforms.rod import rod
+
+        return rod(rules)
     vu = view_update_rules(normalized)
     return vu + view_update_transitions(normalized.with_statements(rules.requirements), vu)
 
