@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +34,6 @@ from .lang import (
     QueryError,
     Requirement,
     Rule,
-    Var,
     analyze,
     base_part,
     parse,
@@ -44,8 +44,11 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 
+from .views.subscriptions import matches
+
 if TYPE_CHECKING:
     from .solver import Proposal, Realization, Request, Update
+    from .views.subscriptions import Subscription
 
 
 class Database:
@@ -88,6 +91,8 @@ class Database:
         self._python_model: Model | None = None
         self._index = None  # a ModelIndex over the python model, for view updating
         self._python_violations: list[Violation] | None = None
+        self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
+        self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -120,6 +125,7 @@ class Database:
                 facts.setdefault(pred, set()).update(rows)
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
+        db._version = db._stored_version()
         db.basis = db.fingerprint()
         return db
 
@@ -212,7 +218,7 @@ class Database:
             rows = self.engine.evaluate(rewrite.program, self._facts).get(rewrite.answer.pred, ())
         else:
             rows = self.model().get(atom.pred, ())
-        return sorted((row for row in rows if _matches(atom, row)), key=row_sort_key)
+        return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
 
     # -- constraints ------------------------------------------------------------------------------
 
@@ -383,6 +389,15 @@ class Database:
         stored = {pred: self._facts.get(base_part(pred) if pred in self.rules.derived else pred, set()) for pred in requested}
         changes = {pred: (ins - stored[pred], dele & stored[pred]) for pred, (ins, dele) in requested.items()}
         changes = {pred: c for pred, c in changes.items() if c[0] or c[1]}
+        with self._lock:
+            self._write_back(changes, request)
+            return self._changed(changes)
+
+    def _write_back(self, changes: dict[str, tuple[set, set]], request: str) -> None:
+        """Write true changes to the fact stores they belong to, atomically per store, and record
+        them for ``undo``; the commit's version is stored first, so that after a crash the version
+        never falls behind what the stores hold."""
+        self._store_version(self._version + 1)
         record: dict[str, dict] = {}
         if self.program_paths or self.sources:
             stores: dict[str, object] = {}
@@ -409,7 +424,6 @@ class Database:
                     error.hint = (error.hint or "") + f"; {len(record)} of {len(by_store)} fact stores were changed: nablog undo takes them back"
                 raise
             history.push({"request": request, "changes": record})
-        return self._changed(changes)
 
     def undo(self) -> "Update | None":
         """Undo the newest applied change recorded beside the program; None when there is none."""
@@ -442,18 +456,29 @@ class Database:
                 restored[pred] = (rows - ins) | dele
                 changes[pred] = (dele, ins)
             plan.append((store, restored))
-        for store, restored in plan:
-            store.write(restored)
-        history.pop()
-        return self._changed(changes)
+        with self._lock:
+            self._store_version(self._version + 1)
+            for store, restored in plan:
+                store.write(restored)
+            history.pop()
+            return self._changed(changes)
 
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
-        """Bring facts and model up to date after changes; return the induced update."""
+        """Bring facts and model up to date after a commit, tell the subscribers what changed in
+        their answers, and return the induced update."""
         from .solver.realization import induced_update
 
-        old = self.python_model()
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
+        notify = {}
+        if self._hub is not None and self._hub.subscriptions:
+            derived = self.rules.derived
+            stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
+            # Seed 001: the differentials are computed from the state before the change.
+            notify = self._hub.differentials(
+                self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model
+            )
+        old = self.python_model()
         new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
         derived = self.rules.derived
         for pred, (ins, dele) in changes.items():
@@ -468,7 +493,129 @@ class Database:
         self._python_violations = None
         self._version += 1
         self.basis = self.fingerprint()
+        if notify:
+            self._hub.publish(self._version, notify)
         return induced_update(gained, lost)
+
+    # -- commits and subscriptions ----------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """The number of the last commit (0 for a database never changed); kept beside the
+        program for a database read from files, so numbering continues across restarts."""
+        return self._version
+
+    def _version_file(self) -> Path | None:
+        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
+        return None if anchor is None else Path(anchor).resolve().parent / ".nablog" / "version"
+
+    def _stored_version(self) -> int:
+        path = self._version_file()
+        if path is None or not path.exists():
+            return 0
+        text = path.read_text(encoding="utf-8").strip()
+        if not text.isdigit():
+            raise NablogError(f"{path}: not a version number: {text[:40]!r}", hint="the file is damaged; write the last version number into it")
+        return int(text)
+
+    def _store_version(self, version: int) -> None:
+        path = self._version_file()
+        if path is None:
+            return
+        from .io.base import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda f: f.write(f"{version}\n".encode()))
+
+    def transaction(self) -> "Transaction":
+        """Collect base-fact insertions and deletions and commit them together on leaving the block.
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). q(2). r(1).")
+        >>> with db.transaction() as t:
+        ...     t.insert("r(2)")
+        ...     t.delete("r(1)")
+        >>> t.version, db.query("p(X)")
+        (1, [(1,)])
+        """
+        return Transaction(self)
+
+    def commit(self, insert: Iterable[str | Atom] = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, "Update"]:
+        """Insert and delete ground base facts in one commit; return its version and induced update.
+
+        Facts of a view (a predicate with rules) are refused unless it also has stored facts, as
+        in ``propagate``. Inserting a present fact or deleting an absent one changes nothing; a
+        fact both inserted and deleted is deleted.
+        """
+        changes: dict[str, tuple[set, set]] = {}
+        for side, atoms in ((0, insert), (1, delete)):
+            for atom in atoms:
+                atom = self._base_atom(atom)
+                changes.setdefault(atom.pred, (set(), set()))[side].add(tuple(atom.args))
+        with self._lock:
+            derived = self.rules.derived
+            true: dict[str, tuple[set, set]] = {}
+            for pred, (ins, dele) in changes.items():
+                stored = self._facts.get(base_part(pred) if pred in derived else pred, set())
+                ins, dele = {r for r in ins - dele if r not in stored}, {r for r in dele if r in stored}
+                if ins or dele:
+                    true[pred] = (ins, dele)
+            self._write_back(true, request)
+            update = self._changed(true)
+            return self._version, update
+
+    def _base_atom(self, atom: str | Atom) -> Atom:
+        """A ground atom of a base relation (or of a view's stored facts), checked."""
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        if not atom.is_ground():
+            raise QueryError(f"{atom} is not ground: a commit changes facts", atom.loc, "write constants for every argument")
+        derived = self.rules.derived
+        if atom.pred in derived and base_part(atom.pred) not in self._facts:
+            raise QueryError(
+                f"{atom.pred} is a view: a commit changes base facts only",
+                atom.loc,
+                f"to change {atom.pred} through its base facts, ask for realizations: nablog propose ... '+{atom}.'",
+            )
+        arities = {**{p: _arity_of(r) for p, r in self._facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
+        if atom.pred not in arities and base_part(atom.pred) not in self._facts:
+            raise QueryError(
+                f"unknown base relation {atom.pred}/{atom.arity}",
+                atom.loc,
+                _suggest(atom.pred, arities) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
+            )
+        if atom.pred in arities and arities[atom.pred] != atom.arity:
+            raise QueryError(f"{atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
+        return atom
+
+    def subscribe(
+        self,
+        query: str | Atom,
+        mode: str = "materialized",
+        callback=None,
+        buffer: int | None = None,
+    ) -> "Subscription":
+        """Monitor a query (a predicate's pattern, ``closure(h, X)``): a subscription that yields
+        its answer now, ``{"version": N, "snapshot": [...]}`` then ``{"version": N,
+        "snapshot_complete": True}``, and then ``{"version": N, "plus": [...], "minus": [...]}``
+        for each commit that changes the answer (seed 001's monitoring service).
+
+        ``mode`` is how the differentials are computed: ``materialized`` (Algorithm 1 over the
+        kept model), ``rod`` (Rederivation on Demand, no view read from the model), ``dred`` or
+        ``recompute``; all give the same messages. ``callback`` receives each message instead of
+        the iterator; ``buffer`` bounds the messages kept for a slow reader (see
+        :class:`nablog.views.subscriptions.Subscription`).
+        """
+        from .views.subscriptions import DEFAULT_BUFFER, Hub, Subscription
+
+        if isinstance(query, str):
+            query = parse_atom(query)
+        subscription = Subscription(query, mode, callback, DEFAULT_BUFFER if buffer is None else buffer)
+        with self._lock:
+            rows = self.query(query)  # checks the predicate and arity too
+            if self._hub is None:
+                self._hub = Hub(self.rules)
+            self._hub.add(subscription, rows, self._version)
+        return subscription
 
     def is_consistent(self) -> bool:
         return not self.violations()
@@ -478,18 +625,29 @@ def sorted_json(rows) -> list[list]:
     return [list(r) for r in sorted(rows, key=row_sort_key)]
 
 
-def _matches(atom: Atom, row: tuple) -> bool:
-    seen: dict[Var, object] = {}
-    for term, value in zip(atom.args, row):
-        if isinstance(term, Var):
-            if term.name == "_":
-                continue
-            if term in seen and seen[term] != value:
-                return False
-            seen[term] = value
-        elif term != value:
-            return False
-    return True
+class Transaction:
+    """Base-fact changes gathered in a ``with db.transaction() as t:`` block and committed as one
+    when it ends without an exception; ``t.version`` and ``t.update`` tell the result."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.inserts: list[Atom] = []
+        self.deletes: list[Atom] = []
+        self.version: int | None = None
+        self.update: "Update | None" = None
+
+    def insert(self, *atoms: str | Atom) -> None:
+        self.inserts += [self.db._base_atom(a) for a in atoms]
+
+    def delete(self, *atoms: str | Atom) -> None:
+        self.deletes += [self.db._base_atom(a) for a in atoms]
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.version, self.update = self.db.commit(self.inserts, self.deletes)
 
 
 def _arity_of(rows) -> int:
@@ -504,4 +662,4 @@ def _suggest(name: str, known: Iterable[str]) -> str | None:
     return f"did you mean {close[0]}?" if close else None
 
 
-__all__ = ["Database", "Violation"]
+__all__ = ["Database", "Transaction", "Violation"]

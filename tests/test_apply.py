@@ -107,15 +107,21 @@ def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
     db = Database.from_files(chairs)
     realization = db.propose(REQUEST)[1]
 
-    def crash(*args, **kwargs):
-        raise OSError(28, "No space left on device")
+    replace = os.replace
+
+    def crash(src, dst, *args, **kwargs):
+        if str(dst) == str(chairs):
+            raise OSError(28, "No space left on device")
+        return replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(NablogError) as info:
         db.apply(realization)
     assert str(info.value).splitlines()[0] == f"error: cannot replace {chairs}: No space left on device"
     assert chairs.read_text() == original
-    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == []
+    # Only the commit's version number (stored before the facts) is left beside the program.
+    assert sorted(p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp") == [".nablog"]
+    assert [p.name for p in (chairs.parent / ".nablog").iterdir()] == ["version"]
 
 
 def test_cli_propose_json(chairs, capsys):

@@ -127,12 +127,15 @@ class Monitor:
                 changes = self._materialized(model, ins, dele)
             elif self.mode == "dred":
                 _, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
-                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.views}
+                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.views if p in self.derived}
             else:
                 new_facts = {p: (set(rows) - dele.get(p, set())) | ins.get(p, set()) for p, rows in facts.items()}
                 new_facts.update({p: rows for p, rows in ins.items() if p not in facts})
                 new = self.engine.evaluate(self.rules, new_facts)
-                changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.views}
+                changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.derived}
+        for view in self.views:
+            if view not in self.derived:  # a base relation: its change is the true base change
+                changes[view] = (ins.get(view, ()), dele.get(view, ()))
         return {v: Change(frozenset(map(tuple, changes.get(v, ((), ()))[0])), frozenset(map(tuple, changes.get(v, ((), ()))[1]))) for v in self.views}
 
     def _materialized(self, model, ins, dele) -> dict:
