@@ -458,7 +458,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_bulk_check(args: argparse.Namespace) -> int:
     """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
-    from .engines.spark_bulk import WITNESS_CAP, check_files
+    from .engines.spark.bulk import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
     checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
@@ -475,7 +475,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    from .engines import spark_bulk
+    from .engines.spark import bulk as spark_bulk
 
     progress = Progress.for_terminal()
     options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)

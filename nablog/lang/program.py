@@ -33,13 +33,13 @@ from .ast import (
     TrustDeclaration,
     Var,
 )
+from .delta import SPLIT_PREFIX
 from .errors import NablogError
 from .parser import parse_statements
 
 Facts = dict[str, set[tuple[Constant, ...]]]
 """Relation name to a set of tuples of constants: what engines take and give."""
 
-SPLIT_PREFIX = "base__"
 
 
 def base_part(pred: str) -> str:
