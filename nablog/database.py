@@ -25,6 +25,7 @@ from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .lang import (
     Atom,
+    Delta,
     BaseDeclaration,
     Denial,
     Facts,
@@ -476,7 +477,7 @@ class Database:
             stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
             # Seed 001: the differentials are computed from the state before the change.
             notify = self._hub.differentials(
-                self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model
+                self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self._version
             )
         old = self.python_model()
         new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
@@ -539,27 +540,26 @@ class Database:
         """
         return Transaction(self)
 
-    def commit(self, insert: Iterable[str | Atom] = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, "Update"]:
+    def commit(self, insert: "Iterable[str | Atom] | Delta" = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, "Update"]:
         """Insert and delete ground base facts in one commit; return its version and induced update.
 
-        Facts of a view (a predicate with rules) are refused unless it also has stored facts, as
-        in ``propagate``. Inserting a present fact or deleting an absent one changes nothing; a
-        fact both inserted and deleted is deleted.
+        ``insert`` may also be a whole :class:`~nablog.lang.Delta`. Facts of a view (a predicate
+        with rules) are refused unless it also has stored facts, as in ``propagate``; inserting a
+        present fact or deleting an absent one changes nothing (seed 002, Def. 1).
         """
-        changes: dict[str, tuple[set, set]] = {}
-        for side, atoms in ((0, insert), (1, delete)):
-            for atom in atoms:
-                atom = self._base_atom(atom)
-                changes.setdefault(atom.pred, (set(), set()))[side].add(tuple(atom.args))
+        if isinstance(insert, Delta):
+            delta = Delta(frozenset(map(self._base_atom, insert.insert)), frozenset(map(self._base_atom, insert.delete)))
+        else:
+            delta = Delta(frozenset(map(self._base_atom, insert)), frozenset(map(self._base_atom, delete)))
         with self._lock:
             derived = self.rules.derived
             true: dict[str, tuple[set, set]] = {}
-            for pred, (ins, dele) in changes.items():
+            for pred, (ins, dele) in delta.by_relation().items():
                 stored = self._facts.get(base_part(pred) if pred in derived else pred, set())
-                ins, dele = {r for r in ins - dele if r not in stored}, {r for r in dele if r in stored}
+                ins, dele = {r for r in ins if r not in stored}, {r for r in dele if r in stored}
                 if ins or dele:
                     true[pred] = (ins, dele)
-            self._write_back(true, request)
+            self._write_back(true, request or str(delta))
             update = self._changed(true)
             return self._version, update
 

@@ -153,7 +153,7 @@ class Server:
         if not all(isinstance(x, list) and all(isinstance(a, str) for a in x) for x in (insert, delete)):
             return _bad("'insert' and 'delete' are lists of atoms written as strings", '{"insert": ["edge(a,b)"]}')
         async with self.write_lock:
-            version, _ = await anyio.to_thread.run_sync(lambda: self.db.commit(insert, delete, request="transaction"))
+            version, _ = await anyio.to_thread.run_sync(lambda: self.db.commit(insert, delete))
         return JSONResponse({"version": version})
 
     async def propose(self, request: Request) -> Response:

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from ..engines import PythonEngine
+from ..engines.encoding import ConstantDictionary, EncodedRelation
+from ..engines.python import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS
@@ -95,6 +97,8 @@ class Monitor:
             compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer)
             self.layers.append((layer, compiled))
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
+        # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
+        self._base: tuple[int, dict[str, EncodedRelation]] | None = None
 
     def maintenance_program(self) -> Program:
         """The rules this monitor evaluates, layer after layer (then Q for ``rod``)."""
@@ -109,6 +113,7 @@ class Monitor:
         insert: Mapping[str, Iterable[tuple]] | None = None,
         delete: Mapping[str, Iterable[tuple]] | None = None,
         model: Mapping[str, Set] | None = None,
+        version: int | None = None,
     ) -> dict[str, Change]:
         """Per monitored view, what a change of base facts makes enter and leave it.
 
@@ -116,10 +121,15 @@ class Monitor:
         ``model`` their perfect model, needed by ``materialized`` and ``dred`` (computed when not
         given) and never read by ``rod``. Only true changes count: inserting a present fact or
         deleting an absent one changes nothing, and a fact both inserted and deleted is deleted.
+
+        ``version`` numbers the state ``facts`` is in, when the caller numbers its commits (as
+        ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
+        instead of encoding them again each time.
         """
         ins, dele = true_changes(facts, insert or {}, delete or {})
         if self.mode == "rod":
-            changes = self._rod(facts, ins, dele)
+            changes = self._rod(self._encoded_base(facts, version), ins, dele)
+            self._advance(version, ins, dele)
         else:
             if model is None:
                 model = self.engine.evaluate(self.rules, facts)
@@ -149,9 +159,45 @@ class Monitor:
             self._net(layer, result, deltas, out)
         return out
 
-    def _rod(self, facts, ins, dele) -> dict:
-        deltas = _deltas(ins, dele)
+    def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
+        """The base relations over one dictionary (which also holds the rules' constants, so that
+        every evaluation shares it): kept from the last commit when ``version`` follows it."""
+        if version is not None and self._base is not None and self._base[0] == version:
+            return self._base[1]
         base = {p: rows for p, rows in facts.items() if p not in self.derived}
+        constants = set(self.maintenance_program().constants()) | set(self.rules.constants())
+        for rows in base.values():
+            constants.update(rows.dictionary.values if isinstance(rows, EncodedRelation) else (v for row in rows for v in row))
+        d = ConstantDictionary.build(constants)
+        arities = self.rules.signatures
+        encoded = {}
+        for pred, rows in base.items():
+            arity = getattr(rows, "arity", None) or arities.get(pred) or (len(next(iter(rows))) if len(rows) else 0)
+            encoded[pred] = EncodedRelation.from_rows(d, rows, arity)
+        if version is not None:
+            self._base = (version, encoded)
+        return encoded
+
+    def _advance(self, version: int | None, ins: dict, dele: dict) -> None:
+        """Apply a commit's true changes to the kept base relations (or forget them when a new
+        constant or relation appears: the next commit encodes afresh)."""
+        if version is None or self._base is None or self._base[0] != version:
+            self._base = None
+            return
+        encoded = dict(self._base[1])
+        for pred in set(ins) | set(dele):
+            rel = encoded.get(pred)
+            rows = ins.get(pred, set()) | dele.get(pred, set())
+            if rel is None or any(rel.dictionary.id(v) is None for row in rows for v in row):
+                self._base = None
+                return
+            plus = EncodedRelation.from_rows(rel.dictionary, ins.get(pred, ()), rel.arity)
+            minus = EncodedRelation.from_rows(rel.dictionary, dele.get(pred, ()), rel.arity)
+            encoded[pred] = union_disjoint(difference(rel, minus), plus)
+        self._base = (version + 1, encoded)
+
+    def _rod(self, base: Mapping[str, Set], ins, dele) -> dict:
+        deltas = _deltas(ins, dele)
         asked: dict[str, set] = {}
         out: dict[str, tuple] = {}
         for layer, compiled in self.layers:

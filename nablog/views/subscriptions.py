@@ -153,8 +153,9 @@ class Hub:
             self._monitors[key] = Monitor(self.rules, sorted(views), mode)
         return self._monitors[key]
 
-    def differentials(self, facts: Mapping, insert: Mapping, delete: Mapping, model: Callable[[], Mapping]) -> dict[str, dict[str, Change]]:
-        """Per mode in use, per subscribed view, the change a commit makes (before it is applied)."""
+    def differentials(self, facts: Mapping, insert: Mapping, delete: Mapping, model: Callable[[], Mapping], version: int | None = None) -> dict[str, dict[str, Change]]:
+        """Per mode in use, per subscribed view, the change a commit makes to the state numbered
+        ``version`` (computed before the commit is applied)."""
         with self._lock:
             live = [s for s in self.subscriptions if not s.closed]
         by_mode: dict[str, set[str]] = {}
@@ -163,7 +164,7 @@ class Hub:
         out: dict[str, dict[str, Change]] = {}
         for mode, views in by_mode.items():
             monitor = self.monitor(mode, frozenset(views))
-            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model())
+            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model(), version=version)
         return out
 
     def publish(self, version: int, changes: dict[str, dict[str, Change]]) -> None:

@@ -214,7 +214,7 @@ def test_fifty_subscribers_three_writers(tmp_path, commits):
 
         def subscriber(i: int) -> None:
             query = queries[i % len(queries)]
-            stream = server.client().subscribe(query, mode=modes[i % len(modes)], idle=120)
+            stream = server.client().subscribe(query, mode=modes[i % len(modes)], idle=30 + commits * 0.5)
             got = []
             for message in stream:
                 got.append(message)
@@ -230,20 +230,31 @@ def test_fifty_subscribers_three_writers(tmp_path, commits):
             t.start()
         ready.wait()
         versions: list[int] = []
+        errors: list[BaseException] = []
 
         def writer(seed: int) -> None:
+            try:
+                write(seed)
+            except BaseException as e:  # reported by the assertion below
+                errors.append(e)
+
+        def write(seed: int) -> None:
             rng = random.Random(seed)
             client = server.client()
             for _ in range(commits // 3 + (seed < commits % 3)):
                 a, b = rng.sample(nodes, 2)
-                c, d = rng.sample(nodes, 2)
+                c, d = a, b
+                while (c, d) == (a, b):
+                    c, d = rng.sample(nodes, 2)
                 versions.append(client.commit(insert=[f"edge({a}, {b})"], delete=[f"edge({c}, {d})"]))
 
         writers = [threading.Thread(target=writer, args=(seed,)) for seed in range(3)]
         for t in writers:
             t.start()
         for t in writers:
-            t.join(120)
+            t.join(30 + commits * 0.5)
+        assert not any(t.is_alive() for t in writers), "the writers did not finish in time"
+        assert not errors, errors
         assert sorted(versions) == list(range(1, commits + 1))
         # The last commit changes every subscribed answer: its row tells subscribers to stop.
         client = server.client()

@@ -123,3 +123,9 @@ def test_versions_continue_across_restarts(tmp_path):
     assert t.version == 1 and "edge(h, a)." in program.read_text()
     again = Database.from_files(program)
     assert again.version == 1 and again.commit([], ["edge(h, a)"])[0] == 2
+
+
+def test_a_commit_cannot_insert_and_delete_one_fact():
+    db = Database.from_text(GRAPH)
+    with pytest.raises(NablogError, match="both inserts and deletes edge"):
+        db.commit(["edge(a, z)"], ["edge(a, z)"])
