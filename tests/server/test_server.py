@@ -307,3 +307,23 @@ def test_killed_mid_commit_restarts_consistent_with_versions_continuing(tmp_path
         assert client.commit(insert=["edge(x, y)"]) == db.version + 1
     finally:
         again.stop()
+
+
+def test_propose_and_apply_over_http_is_a_commit_like_any_other(tmp_path):
+    (tmp_path / "graph.lp").write_text("p(X) :- q(X), not r(X). q(1). q(2). r(1). r(2).\n")
+    server = Served(tmp_path)
+    try:
+        client = server.client()
+        stream = client.subscribe("p(X)", idle=20)
+        take(iter(stream), 2)
+        proposal = client.propose("+p(1).")
+        assert proposal["version"] == 0 and [(r["insert"], r["delete"]) for r in proposal["realizations"]] == [([], ["r(1)"])]
+        with pytest.raises(ClientError) as info:
+            client.apply("+p(1).", pick=1, version=5)
+        assert info.value.status == 400 and "is at version 0, not 5" in info.value.message
+        applied = client.apply("+p(1).", pick=1, version=0)
+        assert applied == {"version": 1, "insert": ["p(1)"], "delete": ["r(1)"]}
+        assert take(iter(stream), 1) == [{"version": 1, "plus": [[1]], "minus": []}]
+        stream.close()
+    finally:
+        server.stop()
