@@ -70,8 +70,9 @@ def test_apply_writes_csv_directories(tmp_path):
     (data / "staff_group.csv").write_text("person,group\ndelhibabu,infor1\naravindan,infor1\n")
     db = Database.from_files(tmp_path / "rules.lp", data=[data])
     db.apply(db.propose(REQUEST)[0])
-    assert (data / "staff_group.csv").read_text() == "person,group\naravindan,infor1\naravindan,infor2\ndelhibabu,infor1\n"
-    assert sorted(p.name for p in data.iterdir()) == ["group_chair.csv", "staff_group.csv"]
+    # Untouched rows keep their order; the new row comes last.
+    assert (data / "staff_group.csv").read_text() == "person,group\ndelhibabu,infor1\naravindan,infor1\naravindan,infor2\n"
+    assert sorted(p.name for p in data.iterdir()) == [".nablog", "group_chair.csv", "staff_group.csv"]  # .nablog: header decisions
 
 
 def test_apply_writes_sqlite_in_one_transaction(tmp_path):
@@ -109,19 +110,20 @@ def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
 
     replace = os.replace
 
-    def crash(src, dst, *args, **kwargs):
-        if str(dst) == str(chairs):
+    def crash(source, target):
+        if os.fspath(target) == os.fspath(chairs):
             raise OSError(28, "No space left on device")
-        return replace(src, dst, *args, **kwargs)
+        replace(source, target)
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(NablogError) as info:
         db.apply(realization)
     assert str(info.value).splitlines()[0] == f"error: cannot replace {chairs}: No space left on device"
     assert chairs.read_text() == original
-    # Only the commit's version number (stored before the facts) is left beside the program.
-    assert sorted(p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp") == [".nablog"]
-    assert [p.name for p in (chairs.parent / ".nablog").iterdir()] == ["version"]
+    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == [".nablog"]
+    state = chairs.parent / ".nablog"
+    assert sorted(p.name for p in state.iterdir()) == ["lock", "undo", "version"]  # no journal, no history entry; the version number is stored before the commit
+    assert list((state / "undo").iterdir()) == []  # no saved version left
 
 
 def test_cli_propose_json(chairs, capsys):

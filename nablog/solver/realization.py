@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
@@ -113,6 +113,8 @@ class Realization:
     fresh: tuple[str, ...] = ()
     reason: str = ""
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
+    # Lines naming the kernels (seed 003, Def. 4) the changes cut or complete, computed on demand.
+    kernels: Callable[[], list[str]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -138,6 +140,8 @@ class Realization:
             out.append("no side effects on other views")
         if self.fresh:
             out.append("new constants: " + ", ".join(self.fresh) + " (replace them by real values when applying)")
+        if self.kernels is not None:
+            out += self.kernels()
         if self.reason:
             out.append(self.reason)
         return "\n".join(out)
