@@ -25,6 +25,7 @@ bench: $(STAMP)  ## every benchmark (long; see bench/README.md)
 	$(VENV)/bin/python bench/propose.py
 	$(VENV)/bin/python bench/propagate.py
 	$(VENV)/bin/python bench/repair.py
+	$(VENV)/bin/python bench/monitor.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
