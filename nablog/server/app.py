@@ -118,6 +118,7 @@ class Server:
         if channel is None:
             channel = Channel(self.db.version)
             loop = self.loop
+            # Raises once the loop is closed (the server stopping): the hub then drops the channel.
             self.db.subscribe(key[0], mode=key[1], callback=lambda m: loop.call_soon_threadsafe(channel.publish, m))
             self.channels[key] = channel
         return channel

@@ -179,7 +179,10 @@ class Hub:
             plus = [r for r in change.plus if matches(s.query, r)]
             minus = [r for r in change.minus if matches(s.query, r)]
             if plus or minus:
-                s.deliver({"version": version, "plus": rows_json(plus), "minus": rows_json(minus)})
+                try:
+                    s.deliver({"version": version, "plus": rows_json(plus), "minus": rows_json(minus)})
+                except Exception:  # noqa: BLE001 - a subscriber's callback failing must not fail the commit
+                    s.close()
 
 
 __all__ = ["DEFAULT_BUFFER", "Hub", "Message", "Subscription", "SubscriptionClosed", "matches", "rows_json"]

@@ -129,3 +129,15 @@ def test_a_commit_cannot_insert_and_delete_one_fact():
     db = Database.from_text(GRAPH)
     with pytest.raises(NablogError, match="both inserts and deletes edge"):
         db.commit(["edge(a, z)"], ["edge(a, z)"])
+
+
+def test_a_failing_callback_does_not_fail_the_commit():
+    db = Database.from_text("e(1).")
+
+    def broken(message):
+        if "plus" in message:
+            raise RuntimeError("subscriber bug")
+
+    sub = db.subscribe("e(X)", callback=broken)
+    assert db.commit(["e(2)"])[0] == 1
+    assert sub.closed and db.query("e(X)") == [(1,), (2,)]
