@@ -199,27 +199,32 @@ class Monitor:
     def _rod(self, base: Mapping[str, Set], ins, dele) -> dict:
         deltas = _deltas(ins, dele)
         asked: dict[str, set] = {}
+        old: Mapping[str, Set] = {}
         out: dict[str, tuple] = {}
         for layer, compiled in self.layers:
             if not _touched(compiled, deltas):
                 continue
             magic = [p for p in compiled.derived if p.startswith("m_")]
             while True:
-                old = self._rederive(base, asked) if asked else {}
                 env = {**base, **{p: old[p] for p in self.derived if p in old}, **deltas}
                 result = self.engine.evaluate(compiled, env)
                 fresh = {m: set(result.get(m, ())) - asked.get(m, set()) for m in magic}
-                if not any(fresh.values()):
+                fresh = {m: rows for m, rows in fresh.items() if rows}
+                if not fresh:
                     break
+                old = self._rederive(base, asked, old, fresh)
                 for m, rows in fresh.items():
                     asked.setdefault(m, set()).update(rows)
             self._net(layer, result, deltas, out)
         return out
 
-    def _rederive(self, base, asked) -> dict:
-        """The old tuples of derived predicates that the magic facts ``asked`` ask for (and others
-        the rewriting derives on the way): Q evaluated over the base facts."""
-        return self.engine.evaluate(self.queries, {**base, **asked})
+    def _rederive(self, base, asked: dict, old: Mapping[str, Set], fresh: dict) -> Mapping[str, Set]:
+        """The old tuples of derived predicates that the magic facts ask for (and others the
+        rewriting derives on the way): Q over the base facts — evaluated the first time, then
+        continued from its last model with the new questions (the magic facts only grow)."""
+        if not old:
+            return self.engine.evaluate(self.queries, {**base, **{m: asked.get(m, set()) | fresh.get(m, set()) for m in set(asked) | set(fresh)}})
+        return self.engine.update(self.queries, old, insert=fresh)
 
     def _net(self, layer: Program, result, deltas: dict, out: dict) -> None:
         """A layer's net differentials: the answer for its views and the input of higher layers."""
