@@ -127,7 +127,7 @@ def test_version_and_help_run_as_a_real_process():
     assert done.returncode == 0 and "--engine" in done.stdout
 
 
-@pytest.mark.parametrize("method", ["incremental", "rules"])
+@pytest.mark.parametrize("method", ["incremental", "rules", "maintenance", "rod"])
 def test_propagate_seed_001_example_2_exact_differentials(capsys, method):
     graph = str(EXAMPLES / "graph.lp")
     assert main(["propagate", graph, "-edge(b, c).", "+edge(h, d).", "--json", "--method", method]) == 0
@@ -203,3 +203,11 @@ def test_an_empty_base_relation_warns_and_goes_on_unless_strict(capsys, tmp_path
     )
     status, out, err = run(capsys, "check", str(program), "--strict")
     assert status == 2 and out == "" and err.startswith("error: predicate works/2 has no rules, no facts and no #base declaration\n")
+
+
+def test_explain_prints_seed_001_maintenance_and_rod_rules(capsys):
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "maintenance"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "minus__closure(X, Y) :- del__closure(X, Y), not ins__closure(X, Y), not red__closure(X, Y)." in out
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "rod"]) == 0
+    assert "m_bb__closure(X, Y) :- ins__closure(X, Y)." in capsys.readouterr().out.splitlines()

@@ -12,13 +12,94 @@ negated literal as soon as its variables are bound, so filters run on the smalle
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..lang import Analysis, Comparison, Literal, Program, Rule, Var
 from ..lang.ast import Aggregate, term_variables
 
 
-def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison | Aggregate]:
+def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison]:
+    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal.
+
+    The order is computed once per rule and start (each semi-naive round asks again for the same
+    rules), as body positions, so that the elements returned are this rule's own objects.
+
+    Greedy: next comes the positive literal sharing the most bound variables (then the one with
+    the most constants, then the first); each filter comes as soon as its variables are bound.
+    A heap keyed on those counts, updated per newly bound variable, keeps it O(n log n) in the
+    size of the body (a rule of 20,000 literals plans in well under a second).
+    """
+    if any(isinstance(b, Aggregate) or (isinstance(b, Comparison) and b.op == "=") for b in rule.body):
+        return _computing_order(rule, start)  # assignments and aggregates bind variables
+    return [rule.body[i] for i in _body_positions(rule, start)]
+
+
+@lru_cache(maxsize=4096)
+def _body_positions(rule: Rule, start: int | None) -> tuple[int, ...]:
+    position = {id(b): i for i, b in enumerate(rule.body)}
+    return tuple(position[id(element)] for element in _body_order(rule, start))
+
+
+def _body_order(rule: Rule, start: int | None) -> list[Literal | Comparison]:
+    body = rule.body
+    positives = [i for i, b in enumerate(body) if isinstance(b, Literal) and b.positive]
+    filters = [b for b in body if not (isinstance(b, Literal) and b.positive)]
+    if not positives:
+        return list(filters)
+    constants = {i: _constant_count(body[i]) for i in positives}
+    if start is None:
+        # Most constants first (most selective), then source order.
+        start = max(positives, key=lambda i: (constants[i], -i))
+    order: list[Literal | Comparison] = []
+    bound: set[Var] = set()
+    shared = dict.fromkeys(positives, 0)
+    literals_with: dict[Var, list[int]] = {}
+    for i in positives:
+        for v in set(body[i].variables()):
+            literals_with.setdefault(v, []).append(i)
+    # Filters wait for their (named) variables: a count of unbound ones per filter.
+    unbound = [len({v for v in f.variables() if v.name != "_"}) for f in filters]
+    filters_with: dict[Var, list[int]] = {}
+    for j, f in enumerate(filters):
+        for v in {v for v in f.variables() if v.name != "_"}:
+            filters_with.setdefault(v, []).append(j)
+    placed = [False] * len(filters)
+    heap = [(0, -constants[i], i) for i in positives if i != start]
+    heapq.heapify(heap)
+    taken = {start}
+
+    def take(element: Literal | Comparison, ready: list[int]) -> None:
+        order.append(element)
+        for v in set(element.variables()):
+            if v.name == "_" or v in bound:
+                continue
+            bound.add(v)
+            for i in literals_with.get(v, ()):
+                if i not in taken:
+                    shared[i] += 1
+                    heapq.heappush(heap, (-shared[i], -constants[i], i))
+            for j in filters_with.get(v, ()):
+                unbound[j] -= 1
+                if unbound[j] == 0:
+                    ready.append(j)
+        for j in sorted(ready):
+            placed[j] = True
+            order.append(filters[j])
+
+    take(body[start], [j for j in range(len(filters)) if unbound[j] == 0])  # type: ignore[arg-type]
+    while heap:
+        count, _, i = heapq.heappop(heap)
+        if i in taken or -count != shared[i]:
+            continue  # a stale entry: the literal was taken, or shares more by now
+        taken.add(i)
+        take(body[i], [])  # type: ignore[arg-type]
+    order.extend(f for j, f in enumerate(filters) if not placed[j])  # only reachable for unsafe rules, which analysis rejects
+    return order
+
+
+def _computing_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison | Aggregate]:
     """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal.
 
     A comparison ``V = term`` whose V is unbound when it is reached binds V (an assignment, or
@@ -114,12 +195,12 @@ def _ready(element, bound: set[Var], body, outside: set[Var]) -> set[Var] | None
     return None
 
 
-def _constant_count(element) -> int:
-    return sum(1 for t in element.atom.args if not isinstance(t, Var))
-
-
 def _shared(element, bound: set[Var]) -> int:
     return sum(1 for v in set(element.variables()) if v in bound)
+
+
+def _constant_count(element) -> int:
+    return sum(1 for t in element.atom.args if not isinstance(t, Var))
 
 
 @dataclass(frozen=True)
