@@ -31,7 +31,7 @@ def body_order(rule: Rule, start: int | None = None) -> list[Literal | Compariso
     A heap keyed on those counts, updated per newly bound variable, keeps it O(n log n) in the
     size of the body (a rule of 20,000 literals plans in well under a second).
     """
-    if any(isinstance(b, Aggregate) or (isinstance(b, Comparison) and b.op == "=") for b in rule.body):
+    if _binds_by_computing(rule):
         return _computing_order(rule, start)  # assignments and aggregates bind variables
     return [rule.body[i] for i in _body_positions(rule, start)]
 
@@ -97,6 +97,16 @@ def _body_order(rule: Rule, start: int | None) -> list[Literal | Comparison]:
         take(body[i], [])  # type: ignore[arg-type]
     order.extend(f for j, f in enumerate(filters) if not placed[j])  # only reachable for unsafe rules, which analysis rejects
     return order
+
+
+def _binds_by_computing(rule: Rule) -> bool:
+    """Whether a body has an aggregate, or ``V = term`` with V bound by no positive literal."""
+    positive = {v for b in rule.body if isinstance(b, Literal) and b.positive for v in b.variables()}
+    return any(
+        isinstance(b, Aggregate)
+        or (isinstance(b, Comparison) and b.op == "=" and any(isinstance(t, Var) and t not in positive for t in (b.left, b.right)))
+        for b in rule.body
+    )
 
 
 def _computing_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison | Aggregate]:
