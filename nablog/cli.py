@@ -72,9 +72,12 @@ def _is_file(arg: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv, requests = _take_requests(list(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
-    if requests:
-        args.files = [*args.files, *requests]
+    args, extras = parser.parse_known_args(argv)
+    # Positional arguments after the options (nablog query FILE --data DIR ATOM) belong to FILE...
+    if extras and (not hasattr(args, "files") or any(e.startswith("-") and len(e) > 1 for e in extras)):
+        parser.error("unrecognized arguments: " + " ".join(e for e in extras if e.startswith("-") or not hasattr(args, "files")))
+    if extras or requests:
+        args.files = [*args.files, *extras, *requests]
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -193,9 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     undo = commands.add_parser(
         "undo",
         help="take back the last applied change",
-        description="Undo the newest change written by 'nablog apply' for this database.",
+        description="Undo the newest change written by 'nablog apply' for this database: its files "
+        "come back byte for byte. The undo log is .nablog/history.json beside the first program file.",
     )
     _add_database_options(undo)
+    undo.add_argument("--forget", action="store_true", help="drop the newest entry of the undo log without changing the data (when undo says the data changed since)")
     undo.set_defaults(run=run_undo)
 
     explain = commands.add_parser(
@@ -270,7 +275,7 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
 def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:
     """Program files, then an optional atom: the last argument when it is not a file."""
     *rest, last = files
-    if rest and not last.endswith(PROGRAM_SUFFIXES) and not Path(last).exists():
+    if rest and not last.endswith(PROGRAM_SUFFIXES) and not _is_file(last):
         return list(rest), last
     return list(files), None
 
@@ -390,12 +395,18 @@ def run_apply(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
-        print("undo with: nablog undo " + " ".join(files))
+        print("undo with: nablog undo " + " ".join([*files, *(f"--data {d}" for d in args.data)]))
     return 0
 
 
 def run_undo(args: argparse.Namespace) -> int:
     db = open_database(args, args.files)
+    if args.forget:
+        if db.stores is None:
+            raise NablogError("undo needs a database read from files", hint="give the program files")
+        entry = db.stores.forget()
+        print("nothing to undo" if entry is None else f"forgot the change of {entry.get('time', '?')}" + (f" ({entry['request']})" if entry.get("request") else "") + "; the data is unchanged")
+        return 0
     update = db.undo()
     if update is None:
         print("nothing to undo")
@@ -422,7 +433,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_bulk_check(args: argparse.Namespace) -> int:
     """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
-    from .engines.spark_bulk import WITNESS_CAP, check_files
+    from .engines.spark.bulk import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
     checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
@@ -439,7 +450,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    from .engines import spark_bulk
+    from .engines.spark import bulk as spark_bulk
 
     progress = Progress.for_terminal()
     options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)
