@@ -60,7 +60,7 @@ A rational and efficient algorithm for view deletion in databases, ILPS 1997.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import networkx as nx
