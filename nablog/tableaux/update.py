@@ -384,10 +384,17 @@ class UpdateTableau:
                     return clause
         for name, pos, neg in p.denials:
             if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
-                clause = Clause(tuple(Goal("-", b) for b in pos) + tuple(Goal("+", c) for c in neg), (), f"constraint {name}")
-                if clause not in self.held_back:
-                    self.held_back.add(clause)
-                    return clause
+                # The literals this branch asked to change are its body: the clause then applies
+                # only to branches making the same changes (a clause applicable everywhere would
+                # split every later branch); the unconditional clause is the fallback when the
+                # violation comes about otherwise.
+                failing = [Goal("-", b) for b in pos] + [Goal("+", c) for c in neg]
+                asked = tuple(g for g in failing if complement(g) in on_branch)
+                conditional = Clause(tuple(g for g in failing if complement(g) not in asked), tuple(complement(g) for g in asked), f"constraint {name}")
+                for clause in (conditional, Clause(tuple(failing), (), f"constraint {name}")):
+                    if clause not in self.held_back:
+                        self.held_back.add(clause)
+                        return clause
         for head, indices in self.deferred.items():
             if Goal("-", head) in on_branch and value.get(head, False):
                 for i in list(indices):
