@@ -73,9 +73,12 @@ def _is_file(arg: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv, requests = _take_requests(list(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
-    if requests:
-        args.files = [*args.files, *requests]
+    args, extras = parser.parse_known_args(argv)
+    # Positional arguments after the options (nablog query FILE --data DIR ATOM) belong to FILE...
+    if extras and (not hasattr(args, "files") or any(e.startswith("-") and len(e) > 1 for e in extras)):
+        parser.error("unrecognized arguments: " + " ".join(e for e in extras if e.startswith("-") or not hasattr(args, "files")))
+    if extras or requests:
+        args.files = [*args.files, *extras, *requests]
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -311,7 +314,7 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
 def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:
     """Program files, then an optional atom: the last argument when it is not a file."""
     *rest, last = files
-    if rest and not last.endswith(PROGRAM_SUFFIXES) and not Path(last).exists():
+    if rest and not last.endswith(PROGRAM_SUFFIXES) and not _is_file(last):
         return list(rest), last
     return list(files), None
 
@@ -431,7 +434,7 @@ def run_apply(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
-        print("undo with: nablog undo " + " ".join(files))
+        print("undo with: nablog undo " + " ".join([*files, *(f"--data {d}" for d in args.data)]))
     return 0
 
 

@@ -306,7 +306,10 @@ class Database:
         from .solver import parse_request
         from .views import propagate
 
+        from .solver.propose import check_request
+
         request = parse_request(update) if isinstance(update, str) else update
+        check_request(self.rules, self.python_model(), request)
         derived = self.rules.derived
         for _, atom in request.atoms():
             if atom.pred in derived and base_part(atom.pred) not in self._facts:
@@ -352,6 +355,10 @@ class Database:
                 hint="propose again to get realizations for the current data",
             )
         delta = change if isinstance(change, Delta) else change.delta
+        if isinstance(change, Delta):
+            from .solver.propose import check_request
+
+            check_request(self.rules, self.python_model(), delta)
         return self._commit(delta, request)
 
     def _commit(self, delta: Delta, request: str) -> "Update":
