@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(query, atom=True)
     query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
     query.add_argument("--magic", action="store_true", help="with ATOM: evaluate the magic-set rewriting for ATOM (only what its constants need) instead of the whole model")
+    query.add_argument("--ground", action="store_true", help="mediated views: print the ground answers (at most 1000, marked when there are more)")
     query.set_defaults(run=run_query)
 
     propose = commands.add_parser(
@@ -325,6 +326,8 @@ def run_query(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.magic and atom is None:
         raise NablogError("--magic needs a query atom", hint="give the atom after the files, e.g. nablog query prog.lp --magic 'p(1, Y)'")
+    if atom is not None and db.mediator is not None:
+        return print_mediated(sys.stdout, db, atom, args.ground, args.json)
     if atom is not None:
         rows = db.query(atom, magic=args.magic)
         if args.json:
@@ -343,6 +346,29 @@ def run_query(args: argparse.Namespace) -> int:
     else:
         for pred in derived:
             print_table(out, pred, sorted(model[pred], key=row_sort_key))
+    return 0
+
+
+def print_mediated(out, db: Database, atom: str, ground: bool, as_json: bool) -> int:
+    """A query on a mediated view: its constrained atoms, or its ground answers (seed 000)."""
+    if ground:
+        rows, complete = db.query(atom, ground=True)
+        if as_json:
+            json.dump({"rows": [list(r) for r in rows], "complete": complete}, out, ensure_ascii=False)
+            out.write("\n")
+            return 0
+        from .lang import parse_atom
+
+        print_table(out, parse_atom(atom).pred, rows)
+        if not complete:
+            out.write("(bounded: more solutions exist than shown)\n")
+        return 0
+    answers = [str(a) for a in db.query(atom)]
+    if as_json:
+        json.dump(answers, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write("".join(f"{a}\n" for a in answers) or "no answers\n")
     return 0
 
 

@@ -26,6 +26,8 @@ from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .io.stores import Stores
 from .lang import (
     Atom,
+    BaseDeclaration,
+    ConstrainedRule,
     Delta,
     Denial,
     Facts,
@@ -44,7 +46,7 @@ from .lang import (
     separate_facts,
 )
 from .lang.errors import AnalysisError
-
+from .views.mediator import Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
@@ -82,6 +84,10 @@ class Database:
         self.program_paths: list[Path] = []
         self.stores: Stores | None = Stores([], self.sources) if self.sources else None
         self._version = 0
+        self.mediator = None
+        if is_mediated(program.statements):  # seed 000: rules and facts form a mediator
+            self.mediator = Mediator(program.statements, facts)
+            program = Program(tuple(s for s in program.statements if not isinstance(s, (Rule, ConstrainedRule))))
         self.rules, self._facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
@@ -186,7 +192,13 @@ class Database:
             raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
         return model[pred]
 
-    def query(self, atom: str | Atom, magic: bool = False) -> list[tuple]:
+    def register_domain(self, name: str, **functions) -> None:
+        """Make domain calls ``in(X, name:function(args))`` of a mediated program call these functions."""
+        if self.mediator is None:
+            raise QueryError("this program has no constrained rules", hint="domain calls belong to rules with '||' (seed 000)")
+        self.mediator.register_domain(name, **functions)
+
+    def query(self, atom: str | Atom, magic: bool = False, ground: bool = False):
         """The tuples of the atom's predicate that match its constants and repeated variables, sorted.
 
         With ``magic=True`` the model is not computed: the magic-set rewriting for the atom
@@ -197,7 +209,12 @@ class Database:
         [(2, 2)]
         >>> Database.from_text("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y). e(1,2). e(2,3). e(4,5).").query("p(1, Y)", magic=True)
         [(1, 2), (1, 3)]
+
+        A mediated program (seed 000) answers with constrained atoms, or with ``ground=True`` with
+        the pair (rows, complete): ``complete`` is False when there were more than 1000 solutions.
         """
+        if self.mediator is not None:
+            return self.mediator.ground(atom) if ground else self.mediator.query(atom)
         if isinstance(atom, str):
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
@@ -303,6 +320,8 @@ class Database:
         >>> db.propagate("-e(1, 2).").lines()
         ['-e(1, 2)', '-p(1, 2)', '-p(1, 3)']
         """
+        if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
+            return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
         from .solver import parse_request
         from .views import propagate
 
