@@ -609,13 +609,13 @@ def run_watch(args: argparse.Namespace) -> int:
 
 def run_commit(args: argparse.Namespace) -> int:
     from .client import Client, ClientError
-    from .solver import parse_request
+    from .lang import Delta
 
     url, *changes = args.files
-    request = parse_request(" ".join(changes))
+    change = Delta.parse(" ".join(changes)).to_json()
     client = Client(url, token=_read_token(args.token_file))
     try:
-        version = client.commit(insert=sorted(map(str, request.insert)), delete=sorted(map(str, request.delete)))
+        version = client.commit(insert=change["insert"], delete=change["delete"])
     except ClientError as e:
         raise NablogError(f"{url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
     except OSError as e:
