@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
@@ -236,8 +236,12 @@ class Database:
         max_fresh: int = 2,
         protect: Iterable[str | Atom] = (),
         exhaustive: bool = False,
+        families: bool = True,
+        on_realization: "Callable[[Realization], None] | None" = None,
+        progress: "Callable[[str], None] | None" = None,
     ) -> "Proposal":
-        """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
+        """Every subset-minimal realization of a view-update request, smallest first (see
+        :func:`nablog.solver.propose`).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -268,6 +272,9 @@ class Database:
             index=self._index,
             violations=self._python_violations,
             exhaustive=exhaustive,
+            families=families,
+            on_realization=on_realization,
+            progress=progress,
         )
 
     def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":

@@ -13,7 +13,8 @@ from typing import Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
-from ..lang import SPLIT_PREFIX, Atom, Program, constant_sort_key
+from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, constant_sort_key, format_constant
+from .family import Family
 from .request import Request
 
 
@@ -108,6 +109,34 @@ class Realization:
     fresh: tuple[str, ...] = ()
     reason: str = ""
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
+    family: Family | None = field(default=None, compare=False, repr=False)  # when it stands for many
+
+    def members(self) -> list["Realization"]:
+        """The realizations this one stands for: itself, or every member of its family (their
+        side effects are computed when one is applied)."""
+        if self.family is None:
+            return [self]
+        return [self.member(b) for b in self.family.bindings]
+
+    def member(self, binding: tuple) -> "Realization":
+        """The member of the family whose variables take ``binding``."""
+        assert self.family is not None
+        insert, delete = self.family.member(binding)
+        values = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, binding))
+        return Realization(sorted_atoms(insert), sorted_atoms(delete), Update(), self.fresh, f"member {values} of a family", self.basis)
+
+    def pick(self, values: Mapping[str, object]) -> "Realization":
+        """The member of the family with these variable values (``{"D": "d42"}``); the other
+        variables follow from the parameter."""
+        assert self.family is not None
+        binding = self.family.find(values)
+        if binding is None:
+            shown = ", ".join(f"{k}={format_constant(v)}" for k, v in values.items())
+            raise NablogError(
+                f"no member of the family has {shown}",
+                hint=f"{self.family.condition}; nablog propose ... --expand lists them",
+            )
+        return self.member(binding)
 
     @property
     def size(self) -> int:
@@ -119,9 +148,19 @@ class Realization:
 
     def explain(self) -> str:
         """A readable account: the changes, their side effects and why the realization was chosen."""
-        out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
+        if self.family is not None:
+            out = [f"a family of {len(self.family):,} realizations, {self.size} change" + ("" if self.size == 1 else "s") + " each:"]
+        else:
+            out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
         out += [f"  {line}" for line in self.changes.lines()] or ["  (none)"]
-        if self.side_effects:
+        if self.family is not None:
+            out.append(f"where {self.family.condition}")
+            first = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, self.family.bindings[0]))
+            out.append(f"(--set {self.family.parameter.name}=VALUE picks one, --expand lists them)")
+            if self.side_effects:
+                out.append(f"side effects on views, for {first}:")
+                out += [f"  {line}" for line in self.side_effects.lines()]
+        elif self.side_effects:
             out.append("side effects on views:")
             out += [f"  {line}" for line in self.side_effects.lines()]
         else:
@@ -133,15 +172,42 @@ class Realization:
         return "\n".join(out)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "insert": [str(a) for a in self.insert],
             "delete": [str(a) for a in self.delete],
             "side_effects": self.side_effects.to_json(),
             "fresh": list(self.fresh),
         }
+        if self.family is not None:
+            out["family"] = {
+                "variables": [v.name for v in self.family.variables],
+                "parameter": self.family.parameter.name,
+                "condition": self.family.condition,
+                "count": len(self.family),
+                "members": [[format_constant(v) for v in b] for b in self.family.bindings],
+                "side_effects_of": [format_constant(v) for v in self.family.bindings[0]],
+            }
+        return out
 
     def substitute(self, values: Mapping[str, object]) -> "Realization":
-        """The same changes with fresh constants replaced by the given values."""
+        """The same changes with fresh constants replaced by the given values (for a family: the
+        member with those values of its variables, see :meth:`pick`)."""
+        if self.family is not None:
+            names = {v.name for v in self.family.variables}
+            if set(values) <= names:
+                return self.pick(values)
+            # A new constant of the family's member that has one: that member, substituted.
+            fresh = {k: v for k, v in values.items() if k not in names}
+            member = self.pick({k: v for k, v in values.items() if k in names}) if set(values) & names else None
+            if member is None:
+                holding = [b for b in self.family.bindings if set(fresh) <= set(b)]
+                if len(holding) != 1:
+                    raise NablogError(
+                        "--set " + ", ".join(fresh) + ": not a new constant of this family",
+                        hint=f"name its variables: --set {self.family.parameter.name}=VALUE",
+                    )
+                member = self.member(holding[0])
+            return Realization(member.insert, member.delete, member.side_effects, tuple(f for f in self.fresh if f in fresh), member.reason, self.basis).substitute(fresh)
 
         def sub(a: Atom) -> Atom:
             return Atom(a.pred, tuple(values.get(v, v) if isinstance(v, str) else v for v in a.args))
