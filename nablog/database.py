@@ -366,6 +366,9 @@ class Database:
                 "the data changed since this realization was proposed",
                 hint="propose again to get realizations for the current data",
             )
+        from .solver import check_before_writing, parse_request
+
+        check_before_writing(self.rules, self.python_model(), realization, parse_request(request) if request else None, not self.violations())
         requested: dict[str, tuple[set, set]] = {}
         for atom in realization.insert:
             requested.setdefault(atom.pred, (set(), set()))[0].add(tuple(atom.args))

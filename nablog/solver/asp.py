@@ -266,7 +266,8 @@ class AspProblem:
                 handle.resume()
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if remaining is None:
-                    handle.wait()
+                    while not handle.wait(0.2):  # in slices, so that Ctrl-C reaches Python
+                        pass
                 elif not handle.wait(remaining):
                     handle.cancel()
                     result.status = "timeout"

@@ -228,7 +228,9 @@ class Proposal:
 
     ``status`` is ``complete`` (every minimal realization within the candidate policy is listed),
     ``bounded`` (a bound — ``limit``, ``max_fresh``, rounds — cut the search: there may be more,
-    or realizations needing more new constants), or ``timeout``. When there is no realization,
+    or realizations needing more new constants), ``timeout``, or ``interrupted`` (Ctrl-C at the
+    command line). Realizations come smallest first, then in the order of their atoms; a family
+    (``Realization.family``) stands for many and counts once. When there is no realization,
     ``reasons`` names a minimal set of constraints, protected facts and request atoms that
     together exclude every change.
     """
@@ -319,6 +321,41 @@ class Verifier:
             tuple(a for a in induced.insert if a not in requested),
             tuple(a for a in induced.delete if a not in requested),
         )
+
+
+def check_before_writing(
+    rules: Program, model: Mapping[str, Set], realization: Realization, request: Request | None, consistent: bool
+) -> None:
+    """Refuse a realization that is not one: its changes (after ``--set`` replaced new constants,
+    or as a caller built them) must make ``request`` hold, keep every constraint (all of them
+    when ``consistent``, else those the changes touch are re-checked from scratch), and have no
+    proper subset that does the same. Raises :class:`NablogError` naming what fails.
+
+    >>> from nablog import Database
+    >>> db = Database.from_text("s(X) :- g(X, Z). #constraint one :- g(X, A), g(X, B), A != B. g(1, a).")
+    >>> r = Realization((Atom("g", (1, "b")),), ())
+    >>> check_before_writing(db.rules, db.python_model(), r, None, True)
+    Traceback (most recent call last):
+    ...
+    nablog.lang.errors.NablogError: error: the changes violate constraint one: g(1, a), g(1, b)
+    hint: choose another value for the new constants, or propose again
+    """
+    if realization.family is not None:
+        raise NablogError("a family of realizations is not one change", hint=f"pick a member: --set {realization.family.parameter.name}=VALUE")
+    hint = "choose another value for the new constants, or propose again"
+    engine = PythonEngine()
+    new, gained, lost = engine.update(rules, model, insert=_facts(realization.insert), delete=_facts(realization.delete), changes=True)
+    if request is not None:
+        for sign, atom in request.atoms():
+            if (tuple(atom.args) in new.get(atom.pred, ())) != (sign == "+"):
+                raise NablogError(f"the changes do not realize the request: {sign}{atom} fails after them", hint=hint)
+    violations = find_violations(rules, new, engine, (gained, lost) if consistent else None, limit=1)
+    if violations:
+        v = violations[0]
+        witness = ", ".join(str(a) for a in v.witnesses[0]) if v.witnesses and v.witnesses[0] else "the required atom does not hold"
+        raise NablogError(f"the changes violate constraint {v.constraint}: {witness}", hint=hint)
+    if request is not None and not Verifier(rules, model, request, consistent).minimal(realization.insert, realization.delete):
+        raise NablogError("the changes are not minimal: fewer of them realize the request as well", hint=hint)
 
 
 def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:
