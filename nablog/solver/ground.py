@@ -35,6 +35,7 @@ GroundAtom = tuple[str, tuple]
 """A ground atom as (predicate, arguments)."""
 
 PLUS, MINUS = "+", "-"
+SMALL_RELATION = 100_000
 
 
 def ground_atom(atom: Atom) -> GroundAtom:
@@ -90,9 +91,39 @@ class _PossibleState:
         self.plus: dict[str, set[tuple]] = {}
         self.minus: dict[str, set[tuple]] = {}
         self._plus_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
+        self._rows: dict[str, set[tuple] | None] = {}  # small relations as Python tuples
+        self._now_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
 
     def now(self, a: GroundAtom) -> bool:
+        if self._small_relation(a[0]):
+            return a[1] in self._rows[a[0]]
         return self.index.contains(a[0], a[1])
+
+    def _small_relation(self, pred: str) -> bool:
+        """Whether ``pred`` is held as Python tuples here: a columnar relation answers one lookup
+        in about 0.1 ms, too slow for the tens of thousands a family of candidates asks; a
+        relation of up to :data:`SMALL_RELATION` rows is copied once instead."""
+        if pred not in self._rows:
+            small = self.index.size(pred) <= SMALL_RELATION
+            self._rows[pred] = set(self.index.match(pred, (None,) * self._arity(pred))) if small else None
+        return self._rows[pred] is not None
+
+    def _arity(self, pred: str) -> int:
+        rel = self.index.model.get(pred)
+        if rel is None or not len(rel):
+            return 0
+        return len(next(iter(rel)))
+
+    def _match_small(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        bound = tuple(i for i, v in enumerate(pattern) if v is not None)
+        if len(bound) == len(pattern):
+            return iter((pattern,) if pattern in self._rows[pred] else ())
+        index = self._now_by.get((pred, bound))
+        if index is None:
+            index = self._now_by[(pred, bound)] = {}
+            for row in self._rows[pred]:
+                index.setdefault(tuple(row[i] for i in bound), []).append(row)
+        return iter(index.get(tuple(pattern[i] for i in bound), ()))
 
     def may_gain(self, a: GroundAtom) -> bool:
         return a[1] in self.plus.get(a[0], ())
@@ -126,7 +157,7 @@ class _PossibleState:
 
     def match_possible(self, pred: str, pattern: tuple) -> Iterator[tuple]:
         """Tuples of ``pred`` that are true now or may become true, matching ``pattern``."""
-        yield from self.index.match(pred, pattern)
+        yield from self.match_now(pred, pattern)
         plus = self.plus.get(pred)
         if not plus:
             return
@@ -140,6 +171,8 @@ class _PossibleState:
         yield from index.get(tuple(pattern[i] for i in bound), ())
 
     def match_now(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        if self._small_relation(pred):
+            return self._match_small(pred, pattern)
         return self.index.match(pred, pattern)
 
 
@@ -518,16 +551,9 @@ class Relevance:
             sign, a = work.pop()
             for rule, i in self.by_body.get(a[0], ()):
                 literal = rule.body[i]
-                binding = _unify(literal.atom, a[1], {})
-                if binding is None:
-                    continue
                 # Does the literal possibly become true (then heads may appear) or false (vanish)?
                 becomes_true = (sign == PLUS) == literal.positive
-                if becomes_true:
-                    instances = self.possible_instances(rule.body, binding, skip=i)
-                else:
-                    instances = self.current_instances(rule.body, binding, skip=i)
-                for full in instances:
+                for full in self._instances_through(rule, i, a, becomes_true):
                     for head in rule.head:
                         h = _ground(head, full)
                         new_sign = PLUS if becomes_true else MINUS
@@ -539,6 +565,21 @@ class Relevance:
                             changed.append((new_sign, h))
                             work.append((new_sign, h))
         return changed
+
+    def _instances_through(self, rule: Rule, i: int, a: GroundAtom, possible: bool) -> Iterator[dict[Var, Constant]]:
+        """Instances of ``rule`` whose body literal ``i`` is ``a`` (possibly true ones, or true ones
+        now); for a rule of an unread predicate, only those deriving a requested atom."""
+        starts = [{}]
+        if all(h.pred in self.unread for h in rule.head):
+            starts = [b for h in rule.head for r in self.requested if r[0] == h.pred if (b := _unify(h, r[1], {})) is not None]
+        for start in starts:
+            binding = _unify(rule.body[i].atom, a[1], start)
+            if binding is None:
+                continue
+            if possible:
+                yield from self.possible_instances(rule.body, binding, skip=i)
+            else:
+                yield from self.current_instances(rule.body, binding, skip=i)
 
     def _constraint_instances(self, changed, seen: dict) -> Iterator[tuple[str, tuple, tuple]]:
         """Denial instances that may hold after some candidate change, found from the changed atoms."""

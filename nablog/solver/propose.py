@@ -297,7 +297,7 @@ def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
         text = "no realization: no change of base facts makes the request hold"
     if status == "bounded":
         text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
-    elif status == "timeout":
+    elif status == "timeout" and n:
         text += " (timeout: the search was stopped; these are the realizations found so far)"
     return text, reasons
 
