@@ -25,6 +25,7 @@ recomputed over the new lower strata.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Set
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -38,6 +39,7 @@ from .encoding import (
     EncodedRelation,
     PatchedRelation,
     fits_in_key,
+    int_rows,
     key_base,
     lex_range,
     member,
@@ -49,6 +51,7 @@ from .encoding import (
     unpack,
 )
 from .plan import ComponentPlan, body_order, component_plans
+from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
 _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "=": np.equal,
@@ -92,9 +95,13 @@ class _Evaluator:
         self.arities = arities
         self.rels: dict[str, EncodedRelation] = {}
         self.progress: Callable[[int, int], None] | None = None
+        self.profile: Callable[[RoundCost], None] | None = None
+        self.clock = Stopwatches()
         # (old dictionary, increasing map of its ids into d): relations over the old dictionary
         # move to d without decoding (ConstantDictionary.extended).
         self.extends = extends
+        # Relations read as int64 arrays while the dictionary was built (id -> (rows, array)).
+        self.int_rows: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
         """``rows`` as a relation over this evaluator's dictionary."""
@@ -103,6 +110,10 @@ class _Evaluator:
                 return rows
             if self.extends is not None and rows.dictionary is self.extends[0]:
                 return rows.remapped(self.d, self.extends[1])
+        read = self.int_rows.pop(id(rows), None)
+        if read is not None and read[0] is rows and arity:
+            array = self.d.encode_rows(rows, arity, read[1])
+            return EncodedRelation.from_columns(self.d, [array[:, i] for i in range(arity)], arity)
         return EncodedRelation.from_rows(self.d, rows, arity)
 
     def relation(self, pred: str) -> EncodedRelation:
@@ -162,8 +173,11 @@ class _Evaluator:
             rel.indexes[key] = entry
         return entry
 
-    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
-        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables)."""
+    def join(self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Frame:
+        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables).
+
+        ``ranges`` are the bounds of each binding's matches that :meth:`_join_counts` found
+        already (a relation stored as one sorted array), so the searches are not made twice."""
         positions: dict[Var, int] = {}
         for i, term in enumerate(atom.args):
             if isinstance(term, Var) and term.name != "_" and term not in positions:
@@ -195,7 +209,8 @@ class _Evaluator:
                 fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
                 fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
             else:
-                fi, keys = self._prefix_matches(rel.keys, probe_cols, prefix, rel.arity)
+                parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity, ranges) for keys in key_runs(rel)]  # type: ignore[union-attr]
+                fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
             matched = unpack(keys, self.size, rel.arity)
             out = {v: c[fi] for v, c in frame.cols.items()}
@@ -203,9 +218,10 @@ class _Evaluator:
                 out[v] = matched[positions[v]]
             return Frame(total, out)
         sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
-        probe = _keys([frame.cols[v] for v in shared], self.size)
-        lo = np.searchsorted(sorted_keys, probe, "left")
-        hi = np.searchsorted(sorted_keys, probe, "right")
+        if ranges is None:
+            probe = _keys([frame.cols[v] for v in shared], self.size)
+            ranges = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        lo, hi = ranges
         counts = hi - lo
         total = int(counts.sum())
         fi = np.repeat(np.arange(frame.n), counts)
@@ -236,8 +252,8 @@ class _Evaluator:
                     for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
                 )
                 return frame.keep(count == 0)
-            lo, hi = self._prefix_ranges(rel.keys, probe_cols, prefix, rel.arity)
-            return frame.keep(lo == hi)
+            count = sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)))  # type: ignore[union-attr]
+            return frame.keep(count == 0)
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
         probe = _keys([frame.cols[v] for v in positions], self.size)
         return frame.keep(~_member(sorted_keys, probe))
@@ -258,9 +274,9 @@ class _Evaluator:
         probe = pack(columns, self.size)
         return np.searchsorted(keys, probe * scale, "left"), np.searchsorted(keys, (probe + 1) * scale, "left")
 
-    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int):
+    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int, ranges=None):
         """For each match, the probe row it extends and the matched key."""
-        lo, hi = self._prefix_ranges(keys, columns, k, arity)
+        lo, hi = ranges if ranges is not None else self._prefix_ranges(keys, columns, k, arity)
         counts = hi - lo
         fi = np.repeat(np.arange(len(lo)), counts)
         ri = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
@@ -296,10 +312,10 @@ class _Evaluator:
                     frame = self.compare(frame, element)
                 elif element.positive:
                     rel = pick(index_of[id(element)], element.atom)
-                    pieces = self._split(frame, element.atom, rel)
+                    pieces, ranges = self._split(frame, element.atom, rel)
                     frame = pieces[0]
                     stack.extend((piece, k) for piece in reversed(pieces[1:]))
-                    frame = self.join(frame, element.atom, rel)
+                    frame = self.join(frame, element.atom, rel, ranges)
                 else:
                     frame = self.antijoin(frame, element.atom, pick(index_of[id(element)], element.atom))
                 k += 1
@@ -315,35 +331,40 @@ class _Evaluator:
             return parts[0]
         return Frame(sum(p.n for p in parts), {v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols})
 
-    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> list[Frame]:
-        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows."""
+    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[list[Frame], tuple[np.ndarray, np.ndarray] | None]:
+        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows, and
+        when there is one slice the bounds of its matches, if they were found (see :meth:`join`)."""
         if frame.n < 2:
-            return [frame]
-        counts = self._join_counts(frame, atom, rel)
+            return [frame], None
+        counts, ranges = self._join_counts(frame, atom, rel)
         if counts is None or int(counts.sum()) <= CHUNK_ROWS:
-            return [frame]
+            return [frame], ranges
         ends = np.searchsorted(np.cumsum(counts), np.arange(CHUNK_ROWS, int(counts.sum()), CHUNK_ROWS), "right")
         bounds = [0, *sorted(set(int(e) for e in ends if 0 < e < frame.n)), frame.n]
-        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a], None
 
-    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
-        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known)."""
+    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known),
+        and the bounds of the matches when ``rel`` is searched as one sorted array."""
         positions: dict[Var, int] = {}
         for i, term in enumerate(atom.args):
             if isinstance(term, Var) and term.name != "_" and term not in positions:
                 positions[term] = i
         shared = [v for v in positions if v in frame.cols]
         if not shared:
-            return np.full(frame.n, len(rel), dtype=INT)
+            return np.full(frame.n, len(rel), dtype=INT), None
         prefix = self._prefix(atom, rel, [positions[v] for v in shared])
         if prefix is not None:
-            if isinstance(rel, PatchedRelation) and rel._keys is None:
-                return None
-            lo, hi = self._prefix_ranges(rel.keys, [frame.cols[v] for v in sorted(shared, key=positions.get)], prefix, rel.arity)
-            return hi - lo
+            runs = key_runs(rel)
+            if runs is None:
+                return None, None
+            probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
+            found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
+            return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
         sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
         probe = _keys([frame.cols[v] for v in shared], self.size)
-        return np.searchsorted(sorted_keys, probe, "right") - np.searchsorted(sorted_keys, probe, "left")
+        lo, hi = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        return hi - lo, (lo, hi)
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
         return [
@@ -361,15 +382,22 @@ class _Evaluator:
         """
         known = set(known)
         parts: dict[str, list[EncodedRelation]] = {}
+        clock = self.clock
+        lap = time.perf_counter()
         for rule, start, source in rules:
             for frame in self.frames(rule, start, source):
+                lap = clock.add("join", lap)
                 for atom in rule.head:
                     arity = self.arities[atom.pred]
                     rel = EncodedRelation.from_columns(self.d, self.head_columns(atom, frame), arity, frame.n)
                     if atom.pred in known:
                         rel = difference(rel, self.relation(atom.pred))
                     parts.setdefault(atom.pred, []).append(rel)
-        return {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
+                lap = clock.add("dedup", lap)
+        lap = clock.add("join", lap)
+        derived = {pred: union_all(self.d, self.arities[pred], rels) for pred, rels in parts.items()}
+        clock.add("dedup", lap)
+        return derived
 
     # -- components ---------------------------------------------------------------------------------
 
@@ -398,7 +426,7 @@ class _Evaluator:
                     if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
                         instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
             delta = self._absorb(self.derive(instances, known=members), members)
-        self._semi_naive(plan, delta)
+        self._semi_naive(plan, delta, track=False)
 
     def maintain(
         self,
@@ -471,10 +499,12 @@ class _Evaluator:
             lost[p] = minus
         return gained, lost
 
-    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation]) -> dict[str, EncodedRelation]:
-        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added."""
-        added = {p: d for p, d in delta.items() if len(d)}
+    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation], track: bool = True) -> dict[str, EncodedRelation]:
+        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added (with
+        ``track``; otherwise nothing, and no round pays for collecting them)."""
+        added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
         rounds = 0
+        self.clock.take()
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
@@ -486,25 +516,32 @@ class _Evaluator:
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
             delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
+            if self.profile:
+                runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
+                self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
-                if len(d):
-                    added[p] = union_disjoint(added[p], d) if p in added else d
-        return added
+                if track and len(d):
+                    added.setdefault(p, []).append(d)
+        return {p: union_all(self.d, self.arities[p], ds) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)
 
     def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str]) -> dict[str, EncodedRelation]:
-        """Add derived tuples to the relations; return per predicate the tuples that were new."""
+        """Add tuples derived with ``known=members`` (so none is in its relation yet) to the
+        relations; return them per predicate. A packed relation grows by sorted runs
+        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it."""
         delta = {}
+        start = time.perf_counter()
         for pred in members:
             if pred not in derived:
                 continue
-            old = self.relation(pred)
-            new = difference(derived[pred], old)
+            old, new = self.relation(pred), derived[pred]
             if len(new):
-                self.rels[pred] = union_disjoint(old, new)
+                grows = old.packed and old.arity and key_runs(old) is not None
+                self.rels[pred] = RunRelation.grown(old, new.keys) if grows else union_disjoint(old, new)
             delta[pred] = new
+        self.clock.add("merge", start)
         return delta
 
 
@@ -627,13 +664,17 @@ class PythonEngine:
 
     name = "python"
 
-    def __init__(self, progress: Callable[[str], None] | None = None):
+    def __init__(self, progress: Callable[[str], None] | None = None, profile: Callable[[RoundCost], None] | None = None):
+        """``progress`` receives a line per component and round; ``profile`` a
+        :class:`~nablog.engines.runs.RoundCost` per semi-naive round (join, dedup, merge seconds)."""
         self.progress = progress
+        self.profile = profile
 
     def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
         prepared = prepare(program, facts)
         evaluator = self._evaluator(prepared, prepared.facts.values(), prepared.facts.values())
+        evaluator.profile = self.profile
         for pred, rows in prepared.facts.items():
             evaluator.rels[pred] = evaluator.encode(rows, prepared.arities[pred])
         plans = component_plans(prepared.program, prepared.analysis)
@@ -755,16 +796,23 @@ class PythonEngine:
         already encoded model, extended by the constants it lacks (see ``_Evaluator.encode``)."""
         constants = set(prepared.program.constants())
         existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
+        arrays: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
         for rows in relations:
             if not isinstance(rows, EncodedRelation):
-                constants.update(itertools.chain.from_iterable(rows))
+                array = int_rows(rows) if isinstance(rows, (set, frozenset)) and not existing else None
+                if array is None:
+                    constants.update(itertools.chain.from_iterable(rows))
+                else:
+                    arrays[id(rows)] = (rows, array)
         if len(existing) == 1:
             d = next(iter(existing))
             extended, remap = d.extended(constants)
             return _Evaluator(extended, prepared.arities, None if extended is d else (d, remap))
         for d in existing:
             constants.update(d.values)
-        return _Evaluator(ConstantDictionary.build(constants), prepared.arities)
+        evaluator = _Evaluator(ConstantDictionary.build(constants, (a.ravel() for _, a in arrays.values())), prepared.arities)
+        evaluator.int_rows = arrays
+        return evaluator
 
 
 def _reporter(progress: Callable[[str], None], label: str) -> Callable[[int, int], None]:

@@ -6,8 +6,9 @@ A relation written for the first time becomes a Parquet file when the directory 
 files and no CSV files, a CSV file otherwise.
 
 A write prepares every changed file as a temporary file first and renames them into place
-only when all were written: a failure while writing leaves every file as it was. (Renaming
-several files is not one atomic step; each file is replaced atomically.)
+only when all were written: a failure while writing leaves every file as it was. Renaming
+several files is not one atomic step by itself: changes of user data go through
+:meth:`nablog.io.Stores.commit`, whose journal makes them all-or-nothing even when killed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from .base import (
     FactSource,
     PendingFile,
     check_relation_name,
-    commit_all,
     normalize_changes,
 )
 from .csvfile import CsvFile
@@ -86,7 +86,7 @@ class DirectorySource(FactSource):
         """The format a new relation is written in: Parquet in a Parquet-only directory, else CSV."""
         return _new_format(self._scan())
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         files = self._scan()
         pending: list[PendingFile] = []
@@ -96,14 +96,14 @@ class DirectorySource(FactSource):
                 if path is None:
                     check_relation_name(name, self.location)
                     path = self.location / f"{name}.{_new_format(files)}"
-                prepared = self._file(name, path).prepare(new[name])
+                prepared = self._file(name, path).prepare(new[name], tag)
                 if prepared is not None:
                     pending.append(prepared)
         except BaseException:
             for p in pending:
                 p.discard()
             raise
-        commit_all(pending)
+        return pending
 
 
 def _new_format(files: dict[str, Path]) -> str:

@@ -69,8 +69,37 @@ def format_constant(value: Constant) -> str:
         return str(value)
     if IDENTIFIER.match(value) and value not in KEYWORDS:
         return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
+    return '"' + value.translate(_ESCAPE) + '"'
+
+
+_ESCAPE = {ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"} | {
+    c: f"\\x{c:02x}" for c in [*range(32), 127] if c not in (9, 10, 13)
+}
+_CLINGO_ESCAPE = {ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n"}
+
+
+def clingo_string(value: str) -> str:
+    r"""A string quoted as clingo reads it — and nablog too: only ``\``, ``"`` and ``
+``
+    escaped, every other character (CR, tab, control characters) as it is. A NUL cannot be in
+    a clingo string: ValueError.
+
+    >>> clingo_string('say "hi"\n') == '"say \\"hi\\"\\n"'
+    True
+    """
+    if "\x00" in value:
+        raise ValueError("a NUL character cannot be written in a clingo string")
+    return '"' + value.translate(_CLINGO_ESCAPE) + '"'
+
+
+def lp_constant(value: Constant) -> str:
+    """A constant as a ``.lp`` file holds it, readable by clingo and nablog alike (see
+    :func:`clingo_string`); identifiers bare, integers as digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if IDENTIFIER.match(value) and value not in KEYWORDS:
+        return value
+    return clingo_string(value)
 
 
 def format_term(term: Term) -> str:
@@ -460,7 +489,49 @@ class NullDeclaration:
         return "#null " + ", ".join(format_constant(v) for v in self.values) + "."
 
 
+@dataclass(frozen=True)
+class DomainCall:
+    """``in(X, domain:function(args))``: X is in the set the domain function returns (seed 000, §2.1).
+
+    >>> from nablog.lang import parse
+    >>> print(parse("near(A) :- in(A, geo:within(paris, 300)) || city(paris).").statements[0])
+    near(A) :- in(A, geo:within(paris, 300)) || city(paris).
+    """
+
+    term: Term
+    domain: str
+    function: str
+    args: tuple[Term, ...] = ()
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def variables(self) -> Iterator[Var]:
+        return (t for t in (self.term, *self.args) if isinstance(t, Var))
+
+    def __str__(self) -> str:
+        return f"in({format_term(self.term)}, {self.domain}:{self.function}({', '.join(format_term(t) for t in self.args)}))"
+
+
+@dataclass(frozen=True)
+class ConstrainedRule:
+    """``A :- D1, ..., Dm || A1, ..., An.``: a mediator rule (seed 000, §2.1).
+
+    The constraints ``D`` are comparisons and domain calls and may leave head variables unbound;
+    the atoms ``A1..An`` are positive. A rule with ``||`` or a domain call parses to this node.
+    """
+
+    head: Atom
+    constraints: tuple[Union[Comparison, DomainCall], ...] = ()
+    body: tuple[Atom, ...] = ()
+    loc: Loc | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        left = ", ".join(str(c) for c in self.constraints)
+        right = ", ".join(str(a) for a in self.body)
+        return f"{self.head} :- {left}{' ' if left else ''}||{' ' if right else ''}{right}."
+
+
 Statement = Union[
-    Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration
+    Rule, Denial, Requirement, BaseDeclaration, Protection, ColumnsDeclaration, Dependency, TrustDeclaration, NullDeclaration,
+    ConstrainedRule,
 ]
 Node = Union[Var, Atom, Literal, Comparison, Statement]

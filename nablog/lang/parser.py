@@ -9,6 +9,8 @@ The grammar (ASP-Core-2 where ASP has the construct)::
     denial      ::= ":-" body "."
     body        ::= element ("," element)*
     element     ::= atom | "not" atom | term OP term      OP in = != < <= > >=
+    constrained ::= atom ":-" [constraint ("," constraint)*] "||" [atom ("," atom)*] "."   seed 000
+    constraint  ::= term OP term | "in" "(" term "," name ":" name "(" [term ("," term)*] ")" ")"
     atom        ::= name ["(" term ("," term)* ")"]
     term        ::= Variable | _ | integer | name | "quoted string"
     directive   ::= "#base" name "/" integer ("," name "/" integer)* "."
@@ -48,7 +50,9 @@ from .ast import (
     ColumnRef,
     ColumnsDeclaration,
     Comparison,
+    ConstrainedRule,
     Denial,
+    DomainCall,
     Dependency,
     Literal,
     NullDeclaration,
@@ -82,7 +86,15 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Line breaks as editors count them (a form feed, vertical tab or U+2028 is not one)."""
+
+MAX_INT_DIGITS = 4300
+"""Longest integer literal (Python's own limit for converting text to int)."""
+
+MAX_ARITY = 10_000
+"""Largest arity a declaration may give."""
 
 
 @dataclass(slots=True)
@@ -93,14 +105,25 @@ class Token:
 
 
 def _unescape(body: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|.)", _escape_value, body, flags=re.DOTALL)
+
+
+def _escape_value(m: re.Match) -> str:
+    code = m.group(1)
+    if len(code) == 3:
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)
+
+
+def _abbreviate(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 class _Parser:
     def __init__(self, source: Source):
         self.source = source
         self.text = source.text
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        self._line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
         self.tokens = list(self._tokenize())
         self.i = 0
 
@@ -129,6 +152,12 @@ class _Parser:
             assert kind is not None
             if kind == "badstring":
                 raise self.error("unterminated string", pos, 'close the string with " on the same line')
+            if kind == "int" and len(m.group()) - m.group().startswith("-") > MAX_INT_DIGITS:
+                raise self.error(
+                    f"integer of {len(m.group().lstrip('-'))} digits is too long (at most {MAX_INT_DIGITS})",
+                    pos,
+                    'write it as a string, e.g. "1234...", if it is an identifier',
+                )
             if kind not in ("ws", "comment", "blockcomment"):
                 yield Token(kind, m.group(), pos)
             pos = m.end()
@@ -191,9 +220,63 @@ class _Parser:
         body: tuple[BodyElement, ...] = ()
         if self.at(":-"):
             self.i += 1
-            body = self.body()
+            body = () if self.at_bars() else self.body()
+            if self.at_bars() or any(isinstance(b, DomainCall) for b in body):
+                return self.constrained_rule(tok, head, body)
         self.expect(".", "'.' at the end of the rule" if body else "'.' or ':-' after the head")
         return Rule(tuple(head), body, self.loc(tok.pos))
+
+    def at_bars(self) -> bool:
+        """At ``||``, the separator of a constrained rule's constraints from its atoms."""
+        nxt = self.peek(1)
+        return self.at("|") and nxt is not None and nxt.text == "|" and nxt.pos == self.peek().pos + 1  # type: ignore[union-attr]
+
+    def constrained_rule(self, tok: Token, head: list[Atom], constraints: tuple) -> ConstrainedRule:
+        """``A :- D1, ..., Dm || A1, ..., An.`` (seed 000, §2.1); ``||`` may be left out when a domain call shows the kind."""
+        atoms: tuple = ()
+        if self.at_bars():
+            self.i += 2
+            atoms = () if self.at(".") else self.body()
+        else:
+            constraints, atoms = tuple(b for b in constraints if not isinstance(b, Literal)), tuple(b for b in constraints if isinstance(b, Literal))
+        where = self.loc(tok.pos)
+        if len(head) != 1:
+            raise NablogSyntaxError("a constrained rule has one head atom", where, "write one rule per head atom")
+        for c in constraints:
+            if isinstance(c, Literal):
+                raise NablogSyntaxError(
+                    f"{c} stands before '||', where only comparisons and domain calls go", c.loc or where, "move the atom after '||'"
+                )
+        for a in atoms:
+            if not isinstance(a, Literal) or not a.positive:
+                raise NablogSyntaxError(
+                    f"{a} stands after '||', where only positive atoms go",
+                    getattr(a, "loc", None) or where,
+                    "constraints go before '||'; constrained rules have no negation (seed 000)",
+                )
+        self.expect(".", "'.' at the end of the rule")
+        return ConstrainedRule(head[0], constraints, tuple(a.atom for a in atoms), where)
+
+    def domain_call(self) -> DomainCall:
+        start = self.expect("in")
+        self.expect("(")
+        term = self.term()
+        self.expect(",", "',' after the member of in(X, domain:function(args))")
+        domain = self.next("a domain name")
+        self.expect(":", "':' between domain and function, as in geo:within(paris, 300)")
+        function = self.next("a function name")
+        if domain.kind != "name" or function.kind != "name":
+            raise self.error("expected domain:function(args)", domain.pos, "write in(X, geo:within(paris, 300))")
+        args: list[Term] = []
+        self.expect("(", "'(' after the domain function")
+        if not self.at(")"):
+            args.append(self.term())
+            while self.at(","):
+                self.i += 1
+                args.append(self.term())
+        self.expect(")", "',' or ')' in the function's arguments")
+        self.expect(")", "')' closing in(...)")
+        return DomainCall(term, domain.text, function.text, tuple(args), self.loc(start.pos))
 
     def directive(self) -> Statement:
         tok = self.next("a directive")
@@ -337,7 +420,7 @@ class _Parser:
             return tok.text
         if tok.kind == "string":
             return _unescape(tok.text[1:-1])
-        if tok.kind == "int" and allow_position and int(tok.text) >= 1:
+        if tok.kind == "int" and allow_position and 1 <= int(tok.text) <= MAX_ARITY:
             return int(tok.text)
         what = "a column name or a position (1, 2, ...)" if allow_position else "a column name"
         raise self.error(f"expected {what}, found '{tok.text}'", tok.pos, "name columns with #columns r(a, b, c). or number them from 1")
@@ -367,6 +450,8 @@ class _Parser:
         arity = self.next("an arity")
         if arity.kind != "int" or int(arity.text) < 0:
             raise self.error(f"expected an arity, found '{arity.text}'", arity.pos, f"write {example}")
+        if int(arity.text) > MAX_ARITY:
+            raise self.error(f"arity {_abbreviate(arity.text)} is too large (at most {MAX_ARITY:,})", arity.pos, f"write {example}")
         return (name.text, int(arity.text))
 
     def body(self) -> tuple[BodyElement, ...]:
@@ -387,6 +472,9 @@ class _Parser:
                 self.i += 1
                 return Literal(self.atom(), False)
         nxt = self.peek(1)
+        colon = self.peek(5)
+        if tok.text == "in" and nxt is not None and nxt.text == "(" and colon is not None and colon.text == ":":
+            return self.domain_call()
         if tok.kind in ("var", "int", "string") or (nxt is not None and nxt.kind == "op" and nxt.text != ":-"):
             left = self.term()
             op = self.next("a comparison operator")
