@@ -127,7 +127,7 @@ def test_version_and_help_run_as_a_real_process():
     assert done.returncode == 0 and "--engine" in done.stdout
 
 
-@pytest.mark.parametrize("method", ["incremental", "rules"])
+@pytest.mark.parametrize("method", ["incremental", "rules", "maintenance", "rod"])
 def test_propagate_seed_001_example_2_exact_differentials(capsys, method):
     graph = str(EXAMPLES / "graph.lp")
     assert main(["propagate", graph, "-edge(b, c).", "+edge(h, d).", "--json", "--method", method]) == 0
@@ -236,3 +236,11 @@ def test_a_family_is_one_row_in_json_and_a_member_is_applied_by_its_value(tmp_pa
     status, out, err = run(capsys, "apply", str(path), request, "--candidates", "herbrand", "--pick", "2", "--set", "D=new1", "--set", "new1=infor3")
     assert status == 0
     assert out.splitlines()[:4] == ["applied:", "  +group_chair(infor3, gerhard)", "  +staff_chair(aravindan, gerhard)", "  +staff_group(aravindan, infor3)"]
+
+
+def test_explain_prints_seed_001_maintenance_and_rod_rules(capsys):
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "maintenance"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "minus__closure(X, Y) :- del__closure(X, Y), not ins__closure(X, Y), not red__closure(X, Y)." in out
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "rod"]) == 0
+    assert "m_bb__closure(X, Y) :- ins__closure(X, Y)." in capsys.readouterr().out.splitlines()

@@ -47,9 +47,19 @@ class ConstantDictionary:
         return self._ids
 
     @classmethod
-    def build(cls, constants: Iterable[Constant], int_arrays: Iterable[np.ndarray] = ()) -> "ConstantDictionary":
-        """The dictionary of ``constants`` and of the integers in ``int_arrays`` (int64 arrays,
-        as :func:`int_rows` reads them: integers in bulk, not one Python object at a time)."""
+    def build(cls, constants: Iterable[Constant]) -> "ConstantDictionary":
+        return cls.encoding(constants)[0]
+
+    @classmethod
+    def encoding(cls, constants: Iterable[Constant], int_arrays: Iterable[np.ndarray] = ()) -> tuple["ConstantDictionary", list[np.ndarray]]:
+        """The dictionary of ``constants`` and of the integers in ``int_arrays`` (int64 arrays, as
+        :func:`int_rows` reads them), and the ids of each array's values: integers are numbered in
+        bulk, by one sort of them all, not one Python object at a time.
+
+        >>> d, ids = ConstantDictionary.encoding(["x", 5], [np.array([7, 3, 7])])
+        >>> d.values, ids[0].tolist()
+        ([3, 5, 7, 'x'], [2, 0, 2])
+        """
         unique = set(constants)
         ints = [c for c in unique if type(c) is int]
         strs = [c for c in unique if type(c) is str]
@@ -61,12 +71,16 @@ class ConstantDictionary:
         arrays = list(int_arrays)
         if arrays:
             try:
-                sorted_ints = np.unique(np.concatenate([np.asarray(ints, dtype=INT), *arrays]))
+                given = np.asarray(ints, dtype=INT)
             except OverflowError:  # a constant of the program beyond 64 bits
-                return cls.build(unique.union(*(a.tolist() for a in arrays)))
-            return cls(sorted_ints.tolist() + strs, sorted_ints)
+                d = cls.build(unique.union(*(a.tolist() for a in arrays)))
+                return d, [d.encode_rows(a.tolist(), 1).ravel() for a in arrays]
+            # Integers come first in the order of constants, so strings do not move their ids.
+            sorted_ints, inverse = np.unique(np.concatenate([given, *arrays]), return_inverse=True)
+            ends = np.cumsum([len(given)] + [len(a) for a in arrays])
+            return cls(sorted_ints.tolist() + strs, sorted_ints), [inverse[a:b] for a, b in zip(ends, ends[1:])]
         ints.sort()
-        return cls(ints + strs)
+        return cls(ints + strs), []
 
     def int_values(self) -> np.ndarray | None:
         """The integer constants (the first ids, in order) as int64; None when one does not fit."""
@@ -114,11 +128,10 @@ class ConstantDictionary:
     def id(self, value: Constant) -> int | None:
         return self.ids.get(value)
 
-    def encode_rows(self, rows: Iterable[tuple], arity: int, array: np.ndarray | None = None) -> np.ndarray:
-        """Rows as an (n, arity) array of ids; ``array`` is the rows read by :func:`int_rows`, when
-        they were (integers are then looked up by binary search, in bulk)."""
-        if array is None and isinstance(rows, (set, frozenset, list, tuple)):
-            array = int_rows(rows, arity)
+    def encode_rows(self, rows: Iterable[tuple], arity: int) -> np.ndarray:
+        """Rows as an (n, arity) array of ids (integers looked up in bulk when :func:`int_rows`
+        reads them, by binary search in the dictionary's integers)."""
+        array = int_rows(rows, arity) if isinstance(rows, (set, frozenset, list, tuple)) else None
         if array is not None:
             ints = self.int_values()
             if ints is not None and len(ints):
@@ -194,11 +207,15 @@ def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
     return cols[::-1]
 
 
-def sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here)."""
+def sorted_unique(keys: np.ndarray, owned: bool = False) -> np.ndarray:
+    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here).
+    With ``owned`` the caller hands ``keys`` over: they are sorted in place, not copied first."""
     if len(keys) < 2:
         return np.sort(keys)
-    keys = np.sort(keys)
+    if owned:
+        keys.sort()
+    else:
+        keys = np.sort(keys)
     keep = np.empty(len(keys), dtype=bool)
     keep[0] = True
     np.not_equal(keys[1:], keys[:-1], out=keep[1:])
@@ -260,7 +277,7 @@ class EncodedRelation(Set):
             count = n if n is not None else 0
             return cls(dictionary, 0, np.zeros(min(count, 1), INT), None)
         if fits_in_key(len(dictionary), arity):
-            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary))), None)
+            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary)), owned=True), None)
         rows = np.stack(columns, axis=1).astype(INT, copy=False)
         return cls(dictionary, arity, None, unique_rows(rows))
 

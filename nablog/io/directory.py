@@ -1,7 +1,8 @@
 """A directory of facts: one CSV or Parquet file per relation, named after it (``edge.csv``, ``edge.parquet``).
 
-Files with other suffixes, hidden files (temporary files of an interrupted write among them) and
-subdirectories are ignored. A relation stored both as ``.csv`` and ``.parquet`` is a DataError.
+Files with other suffixes, hidden files and directories (temporary files of an interrupted
+write, ``.nablog/``) and subdirectories are ignored; an entry named like a relation that cannot
+be read (a dangling symbolic link, a device) is a DataError, never skipped silently. A relation stored both as ``.csv`` and ``.parquet`` is a DataError.
 A relation written for the first time becomes a Parquet file when the directory holds Parquet
 files and no CSV files, a CSV file otherwise.
 
@@ -13,6 +14,7 @@ several files is not one atomic step by itself: changes of user data go through
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -48,7 +50,17 @@ class DirectorySource(FactSource):
             )
         found: dict[str, Path] = {}
         for entry in sorted(self.location.iterdir()):
-            if entry.name.startswith(".") or entry.suffix.lower() not in SUFFIXES or not entry.is_file():
+            if entry.name.startswith(".") or entry.suffix.lower() not in SUFFIXES:
+                continue
+            if not entry.is_file():
+                if entry.is_symlink() and not entry.exists():
+                    raise DataError(
+                        f"cannot read {entry}: a symbolic link to {os.readlink(entry)}, which does not exist",
+                        where=str(entry),
+                        hint="restore what the link points to, or remove the link",
+                    )
+                if not entry.is_dir():
+                    raise DataError(f"cannot read {entry}: not a regular file", where=str(entry), hint="remove it from the data directory")
                 continue
             name = entry.stem
             if name in found:

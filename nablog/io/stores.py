@@ -100,8 +100,11 @@ class Stores:
         self.stores: list[FactSource] = [FactsFile(p) for p in self.program_paths] + self.sources
         if not self.stores:
             raise NablogError("no fact store to commit to", hint="give program files or data sources")
-        anchor = self.stores[0].location.resolve()
-        self.base = anchor if anchor.is_dir() else anchor.parent
+        anchor = self.stores[0].location.absolute()
+        try:
+            self.base = anchor.resolve() if anchor.is_dir() else anchor.resolve().parent
+        except OSError:  # a name the system refuses: reading it will say so
+            self.base = anchor.parent
         self.state = self.base / STATE_DIR
         self.history = History(self.state / "history.json")
         self.lock_timeout = lock_timeout

@@ -67,7 +67,8 @@ class NablogError(Exception):
         self.lineno = loc.line if loc else None
 
     def __str__(self) -> str:
-        out = [f"error: {self.message}"]
+        # A long offending value (a 1 MB field, a 5,000-digit number) is shown by its start.
+        out = [f"error: {_LONG_WORD.sub(_cut, self.message)}"]
         if self.where:
             out.append(f"  --> {self.where}")
         if self.line_text is not None and self.line_text != "":
@@ -81,8 +82,16 @@ class NablogError(Exception):
                 prefix = "".join("\t" if c == "\t" else " " for c in text[: column - 1])
                 out.append(f" {pad} | {prefix}^")
         if self.hint:
-            out.append(f"hint: {self.hint}")
+            out.append(f"hint: {_LONG_WORD.sub(_cut, self.hint)}")
         return "\n".join(out)
+
+
+_LONG_WORD = re.compile(r"\S{121,}")
+
+
+def _cut(match: re.Match) -> str:
+    word = match.group()
+    return f"{word[:60]}… ({len(word):,} characters)"
 
 
 _PICTURES = {c: 0x2400 + c for c in range(32) if c != 9} | {0x7F: 0x2421}

@@ -147,14 +147,21 @@ class GroundModel:
         for atom, c in members.items():
             groups.setdefault(c, []).append(atom)
         self.order = [groups[c] for c in nx.topological_sort(condensation)]
+        position = {c: i for i, c in enumerate(nx.topological_sort(condensation))}
+        self.component = {atom: position[c] for atom, c in members.items()}
+        # Whom each atom's value feeds: candidates included, so a change finds what it touches.
+        self.feeds: dict[GroundAtom, set[GroundAtom]] = {}
+        for head, pos, neg in problem.rules:
+            for b in (*pos, *neg):
+                self.feeds.setdefault(b, set()).add(head)
         self.current = set(current)
+        self.now = self._evaluate({a: sign == "-" for a, sign in self.candidate.items()}, range(len(self.order)))
 
-    def values(self, changes: Iterable[Change]) -> dict[GroundAtom, bool]:
-        """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint)."""
-        changed = {a for _, a in changes}
-        value: dict[GroundAtom, bool] = {a: (sign == "+") == (a in changed) for a, sign in self.candidate.items()}
+    def _evaluate(self, value: dict[GroundAtom, bool], components) -> dict[GroundAtom, bool]:
+        """Recompute the given components (indices into ``order``, ascending) in place."""
         rules = self.problem.rules
-        for component in self.order:
+        for k in components:
+            component = self.order[k]
             for a in component:
                 value[a] = False
             grew = True
@@ -170,7 +177,32 @@ class GroundModel:
                             break
         return value
 
-    def failures(self, value: dict[GroundAtom, bool]) -> list[str]:
+    def values(self, changes: Iterable[Change]) -> "_Values":
+        """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint),
+        computed on demand: an atom no change reaches keeps its current value, and a derived
+        atom outside recursion is true as soon as one of its instances is."""
+        changed: dict[GroundAtom, bool] = {}
+        todo = []
+        for sign, a in changes:
+            changed[a] = sign == "+"
+            todo.append(a)
+        reached: set[GroundAtom] = set(todo)
+        while todo:
+            a = todo.pop()
+            for head in self.feeds.get(a, ()):
+                if head not in reached:
+                    reached.add(head)
+                    todo.append(head)
+        return _Values(self, changed, reached)
+
+    def _recursive(self, k: int) -> bool:
+        component = self.order[k]
+        if len(component) > 1:
+            return True
+        a = component[0]
+        return any(a in self.problem.rules[i][1] or a in self.problem.rules[i][2] for i in self.instances.get(a, ()))
+
+    def failures(self, value) -> list[str]:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
         out = []
         for name, a in self.problem.require_true:
@@ -186,6 +218,63 @@ class GroundModel:
 
     def realizes(self, changes: Iterable[Change]) -> bool:
         return not self.failures(self.values(changes))
+
+
+class _Values:
+    """The atoms' values after a set of changes, computed when asked (see GroundModel.values)."""
+
+    def __init__(self, model: GroundModel, changed: dict[GroundAtom, bool], reached: set[GroundAtom]):
+        self.model = model
+        self.changed = changed
+        self.reached = reached
+        self.memo: dict[GroundAtom, bool] = {}
+
+    def get(self, a: GroundAtom, default: bool = False) -> bool:
+        if a in self.changed:
+            return self.changed[a]
+        if a not in self.reached:
+            return self.model.now.get(a, default)
+        if a in self.memo:
+            return self.memo[a]
+        try:
+            return self._compute(a)
+        except RecursionError:  # a very deep chain of derivations: evaluate it all at once
+            full = dict(self.model.now)
+            full.update(self.changed)
+            self.model._evaluate(full, sorted({self.model.component[b] for b in self.reached if b in self.model.component}))
+            self.memo = full
+            return full.get(a, default)
+
+    def _compute(self, a: GroundAtom) -> bool:
+        model = self.model
+        k = model.component[a]
+        rules = model.problem.rules
+        if not model._recursive(k):
+            result = False
+            for i in model.instances.get(a, ()):
+                _, pos, neg = rules[i]
+                if all(self.get(b) for b in pos) and not any(self.get(c) for c in neg):
+                    result = True
+                    break
+            self.memo[a] = result
+            return result
+        # A recursive component: its least fixpoint, with the atoms below it asked for.
+        component = model.order[k]
+        value = {b: False for b in component}
+        inside = set(component)
+        grew = True
+        while grew:
+            grew = False
+            for b in component:
+                if value[b]:
+                    continue
+                for i in model.instances.get(b, ()):
+                    _, pos, neg = rules[i]
+                    if all(value[c] if c in inside else self.get(c) for c in pos) and not any(self.get(c) for c in neg):
+                        value[b] = grew = True
+                        break
+        self.memo.update(value)
+        return value[a]
 
 
 class UpdateTableau:

@@ -170,7 +170,7 @@ def normalize(conj: Iterable[Element], keep: Iterable[Var]) -> Constraint:
         elif isinstance(e, DomainCall):
             out.add(e)
         else:
-            outer = set(keep) | variables_any(rest[:k] + rest[k + 1 :])
+            outer = set(keep) | variables(rest[:k] + rest[k + 1 :])
             inner = normalize(e.body, sorted(outer & variables(e.body), key=lambda v: v.name))
             if inner == FALSE:
                 continue
@@ -239,37 +239,65 @@ def _constant(value, domain: str, function: str) -> Constant:
     return value
 
 
-def expand_calls(conj: Constraint, domains: Domains | None, relax: bool = False, positive: bool = True) -> Constraint:
-    """Replace each domain call by the equalities its current answer allows (seed 000, §2.1).
+def expand_calls(conj: Constraint, domains: Domains | None, relax: bool = False, positive: bool = True, limit: int = 10_000) -> Constraint:
+    """Replace each domain call by the values its current answer allows (seed 000, §2.1).
 
     A call's arguments must be ground once the constraint is normalized (joins with base facts
-    bind them). With ``relax=True`` no function is called: a call counts as true where it occurs
-    positively and as false under a negation, so the result has at least the solutions of the
-    constraint under *any* answer of the functions (W_P's test, seed 000 §4).
+    bind them) or be the member of another call of the same conjunction, as in seed 000's
+    ``in(P3, facedb:findface(X)) ∧ in(Y, facedb:findname(P3))``: such a call is evaluated once
+    per value of its arguments (at most ``limit`` combinations). With ``relax=True`` no function
+    is called: a call counts as true where it occurs positively and as false under a negation, so
+    the result has at least the solutions of the constraint under *any* answer of the functions
+    (W_P's test, seed 000 §4).
     """
     out: list[Element] = []
+    calls: list[DomainCall] = []
     for e in conj:
         if isinstance(e, DomainCall):
             if relax:
                 if not positive:
                     return FALSE
                 continue
-            if any(isinstance(a, Var) for a in e.args):
-                raise NablogError(
-                    f"the domain call {e} has an unbound argument",
-                    hint="bind the arguments of a domain call by atoms after '||' or by equalities",
-                )
-            if domains is None:
-                raise NablogError(f"the domain call {e} needs domain {e.domain}", hint="register it with db.register_domain")
-            values = sorted(domains.call(e.domain, e.function, e.args), key=constant_sort_key)
-            out.append(_member(e.term, values))
+            calls.append(e)
         elif isinstance(e, Not):
-            inner = expand_calls(e.body, domains, relax, not positive)
+            inner = expand_calls(e.body, domains, relax, not positive, limit)
             if inner == FALSE:
                 continue
             out.append(Not(inner))
         else:
             out.append(e)
+    known: dict[Var, list[Constant]] = {}
+    while calls:
+        ready = [c for c in calls if all(not isinstance(a, Var) or a in known for a in c.args)]
+        if not ready:
+            c = calls[0]
+            raise NablogError(
+                f"the domain call {c} has an unbound argument",
+                hint="bind the arguments of a domain call by atoms after '||', by equalities, or by another domain call",
+            )
+        for c in ready:
+            calls.remove(c)
+            if domains is None:
+                raise NablogError(f"the domain call {c} needs domain {c.domain}", hint="register it with db.register_domain")
+            free = [a for a in dict.fromkeys(c.args) if isinstance(a, Var)]
+            combos = list(itertools.product(*(known[v] for v in free)))
+            if len(combos) > limit:
+                raise NablogError(f"the domain call {c} would be made {len(combos)} times", hint=f"at most {limit}: bind its arguments more tightly")
+            cases = []
+            produced: set[Constant] = set()
+            for combo in combos:
+                theta = dict(zip(free, combo))
+                args = tuple(theta.get(a, a) if isinstance(a, Var) else a for a in c.args)
+                values = sorted(domains.call(c.domain, c.function, args), key=constant_sort_key)  # type: ignore[arg-type]
+                produced.update(values)
+                cases.append(tuple(Comparison("=", v, k) for v, k in theta.items()) + (_member(c.term, values),))
+            if len(cases) == 1:
+                out.extend(cases[0])
+            else:  # a disjunction over the argument values: not(not(case1), ..., not(casen))
+                out.append(Not(tuple(Not(case) for case in cases)))
+            if isinstance(c.term, Var):
+                values = sorted(produced, key=constant_sort_key)
+                known[c.term] = sorted(set(known[c.term]) & produced, key=constant_sort_key) if c.term in known else values
     return tuple(out)
 
 
@@ -353,10 +381,10 @@ class Solver:
 
         walk(conj)
         merged: dict[Var, set[str]] = {}
-        for v in variables_any(conj):
+        for v in variables(conj):
             merged.setdefault(find(v), set()).update(kinds.get(v, ()))
         out = {}
-        for v in variables_any(conj):
+        for v in variables(conj):
             ks = merged[find(v)]
             if len(ks) > 1:
                 raise NablogError(
@@ -371,8 +399,8 @@ class Solver:
         conj = list(conj)
         for k, e in enumerate(conj):
             if isinstance(e, Not):
-                outside = bound | variables_any(conj[:k] + conj[k + 1 :])
-                local = sorted((v for v in variables_any(e.body) if v not in outside), key=lambda v: v.name)
+                outside = bound | variables(conj[:k] + conj[k + 1 :])
+                local = sorted((v for v in variables(e.body) if v not in outside), key=lambda v: v.name)
                 body = self._expr(e.body, sorts, outside | set(local))
                 if local:
                     body = z3.Exists([self._var(v, sorts) for v in local], body)
@@ -429,14 +457,20 @@ class Solver:
             conj = expand_calls(conj, self.domains, relax)
         return normalize(conj, keep)
 
-    def satisfiable(self, conj: Constraint, relax: bool = False) -> bool:
-        """Has the conjunction a solution (with the domains' current answers, or any, with ``relax``)?"""
-        conj = self.prepare(conj, relax)
+    def satisfiable(self, conj: Constraint, relax: bool = False, free: Iterable[Var] = ()) -> bool:
+        """Has the conjunction a solution (with the domains' current answers, or any, with ``relax``)?
+
+        ``free`` names the variables that are the conjunction's own even where they occur only
+        under a negation (a constrained atom's head variables); other variables met only inside a
+        negation are local to it.
+        """
+        free = tuple(free)
+        conj = self.prepare(conj, relax, free)
         if conj == FALSE:
             return False
         if not conj:
             return True
-        return self._check(self._expr(conj, self._sorts(conj), set()))
+        return self._check(self._expr(conj, self._sorts(conj), set(free)))
 
     def entails(self, premise: Constraint, conclusion: Constraint, over: tuple[Var, ...]) -> bool:
         """Is every solution of ``premise`` on the variables ``over`` one of ``conclusion``?
@@ -444,7 +478,7 @@ class Solver:
         The conclusion's other variables are existential: ``[A ← premise] ⊆ [A ← conclusion]``.
         """
         rename = {v: Var(f"{v.name}__c") for v in variables(conclusion) if v not in over}
-        return not self.satisfiable(premise + (Not(substitute(conclusion, rename)),))
+        return not self.satisfiable(premise + (Not(substitute(conclusion, rename)),), free=over)
 
     def equivalent(self, left: list[Constraint], right: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Do two disjunctions of constraints have the same solutions on ``over`` (seed 000, Theorem 1)?"""
@@ -456,7 +490,7 @@ class Solver:
         for k, other in enumerate(union):
             rename = {v: Var(f"{v.name}__u{k}") for v in variables(other) if v not in over}
             nots.append(Not(substitute(other, rename)))
-        return not self.satisfiable(tuple(conj) + tuple(nots))
+        return not self.satisfiable(tuple(conj) + tuple(nots), free=over)
 
     def solutions(self, conj: Constraint, over: tuple[Var, ...], limit: int = 1000) -> tuple[list[tuple], bool]:
         """The solutions on ``over``, sorted, and whether they are all (``False`` when past ``limit``)."""
@@ -468,7 +502,7 @@ class Solver:
         if not free:
             return [tuple(theta[v] for v in over)], True
         sorts = self._sorts(conj + tuple(Comparison("=", v, v) for v in over))
-        formula = self._expr(conj, sorts, set())
+        formula = self._expr(conj, sorts, set(over))
         terms = [self._var(v, sorts) for v in free]
         found: list[tuple] = []
         self._z3.push()
@@ -492,7 +526,11 @@ class Solver:
         return sorted(rows, key=lambda r: tuple(constant_sort_key(x) for x in r)), complete
 
     def simplify(self, conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
-        """A shorter equivalent for display: normal form without negations the rest implies."""
+        """A shorter equivalent for display: normal form without negations the rest implies, its
+        other variables renamed ``V1``, ``V2``, ... in order of appearance."""
+        return _renamed(self._simplify(conj, keep), keep)
+
+    def _simplify(self, conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
         conj = normalize(conj, keep)
         if conj == FALSE:
             return conj
@@ -500,19 +538,21 @@ class Solver:
         for e in list(out):
             if isinstance(e, Not) and not any(isinstance(x, DomainCall) for x in _walk(e.body)):
                 rest = tuple(x for x in out if x is not e)
-                if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body):
+                if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body, free=keep):
                     out.remove(e)
         return tuple(out)
 
 
-def variables_any(conj: Iterable) -> set[Var]:
-    out: set[Var] = set()
-    for e in conj:
-        if isinstance(e, Not):
-            out |= variables_any(e.body)
-        else:
-            out.update(e.variables())
-    return out
+def _renamed(conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
+    names = {v.name for v in keep}
+    order: dict[Var, Var] = {}
+    supply = (Var(f"V{k}") for k in itertools.count(1))
+    for e in _walk(conj):
+        if not isinstance(e, Not):
+            for v in e.variables():
+                if v not in keep and v not in order:
+                    order[v] = next(n for n in supply if n.name not in names)
+    return substitute(conj, order)
 
 
 def _walk(conj: Iterable) -> Iterator:

@@ -138,7 +138,7 @@ class MediatedView:
     def _make(self, clause: Clause, children: tuple[Entry, ...]) -> Entry | None:
         """Derive the constrained atom of ``clause`` over ``children`` and add it, if solvable."""
         constraint = self._derive(clause, children)
-        if not self._solvable(constraint):
+        if not self._solvable(constraint, clause.head.arity):
             return None
         return self._add(clause.head.pred, clause.head.arity, constraint, clause.number, tuple(c.id for c in children))
 
@@ -166,10 +166,11 @@ class MediatedView:
             conj += [Comparison("=", sigma[h], term(t)) for h, t in zip(head_vars(child.arity), atom.args)]
         return normalize(conj, head)
 
-    def _solvable(self, constraint: Constraint) -> bool:
+    def _solvable(self, constraint: Constraint, arity: int) -> bool:
+        """T_P's test, or W_P's (unsolvable whatever the domains answer), on a constrained atom's constraint."""
         if constraint == FALSE:
             return False
-        return self.solver.satisfiable(constraint, relax=self.operator == "W")
+        return self.solver.satisfiable(constraint, relax=self.operator == "W", free=head_vars(arity))
 
     def _add(self, pred: str, arity: int, constraint: Constraint, clause: int, children: tuple[int, ...]) -> Entry | None:
         fixed = _fixed(constraint, arity)
@@ -315,7 +316,7 @@ class MediatedView:
             if entry.arity != atom.arity:
                 continue
             conj = self._instance(entry, atom, constraint)
-            if self.solver.satisfiable(conj):
+            if self.solver.satisfiable(conj, free=tuple(atom.variables())):
                 keep = tuple(dict.fromkeys(atom.variables()))
                 out.append((atom, self.solver.simplify(conj, keep)))
         return out
@@ -417,7 +418,9 @@ class MediatedView:
         narrowed one, rebuilt from its clause (now in P') and its children; drop the unsolvable."""
         heap: list[int] = []
         for entry in self._candidates(atom, {}):
-            if entry.pred == atom.pred and self.solver.satisfiable(entry.constraint + _rename_head(theta, entry.arity, self._fresh)):
+            if entry.pred == atom.pred and self.solver.satisfiable(
+                entry.constraint + _rename_head(theta, entry.arity, self._fresh), free=head_vars(entry.arity)
+            ):
                 heap.append(entry.id)
         heapq.heapify(heap)
         queued = set(heap)
@@ -431,7 +434,7 @@ class MediatedView:
             constraint = FALSE if None in children else self._derive(clause, children)  # type: ignore[arg-type]
             if constraint == entry.constraint:
                 continue
-            if self._solvable(constraint):
+            if self._solvable(constraint, entry.arity):
                 entry.constraint = constraint
             else:
                 self._remove(entry)
@@ -453,7 +456,7 @@ class MediatedView:
             if entry.arity != atom.arity:
                 continue
             conj = normalize(entry.constraint + theta, head_vars(entry.arity))
-            if self._solvable(conj):
+            if self._solvable(conj, entry.arity):
                 out.setdefault(atom.pred, []).append(conj)
                 delta.append((atom.pred, conj))
         # step 1: P_OUT, one body atom from the previous round, the others from M
@@ -467,7 +470,7 @@ class MediatedView:
                         pseudo = Entry(0, pred, b.arity, removed, 0, (), _fixed(removed, b.arity))
                         for children in self._joins(clause, j, [pseudo], set()):
                             conj = self._derive(clause, children)
-                            if not self._solvable(conj):
+                            if not self._solvable(conj, clause.head.arity):
                                 continue
                             head = clause.head
                             have = out.setdefault(head.pred, [])
@@ -482,11 +485,11 @@ class MediatedView:
             if not removed:
                 continue
             head = head_vars(entry.arity)
-            nots = [Not(_apart(r, head, self._fresh)) for r in removed if self._solvable(normalize(entry.constraint + r, head))]
+            nots = [Not(_apart(r, head, self._fresh)) for r in removed if self._solvable(normalize(entry.constraint + r, head), entry.arity)]
             if not nots:
                 continue
             narrowed = normalize(entry.constraint + tuple(nots), head)
-            if self._solvable(narrowed):
+            if self._solvable(narrowed, entry.arity):
                 entry.constraint = narrowed
             else:
                 self._remove(entry)
@@ -504,7 +507,7 @@ class MediatedView:
                     within = _apart(removed, head, self._fresh)
                     for children in self._joins(clause, -1, (), set(), bindings) if clause.body else [()]:
                         conj = normalize(self._derive(clause, children) + within, head)
-                        if not self._solvable(conj):
+                        if not self._solvable(conj, clause.head.arity):
                             continue
                         have = [e.constraint for e in self._candidates(Atom(clause.head.pred, head), {}, _fixed(conj, len(head)))]
                         if self.solver.covered(conj, have, head):

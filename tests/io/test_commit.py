@@ -335,3 +335,52 @@ def test_sqlite_locked_by_another_writer_is_waited_for_then_reported(tmp_path, m
     assert "waiting for another program writing" in capsys.readouterr().err
     sqlitedb.SqliteDatabase(path).write({"t": {(1,)}})
     assert sqlitedb.SqliteDatabase(path).load()["t"] == {(1,)}
+
+
+def test_applies_killed_at_random_moments_leave_old_or_new_and_no_temporary_files(tmp_path):
+    """Issue 15, cases 1 and 7: the CLI apply of a realization touching two CSV files, killed
+    (SIGKILL) at random moments; the next command finds the data wholly old or wholly new."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.strategies import examples
+
+    rng = random.Random(7)
+    argv = ["rules.lp", "--data", "data"]
+    request = ["+staff_chair(aravindan, gerhard).", "--pick", "3", "--set", "new1=infor3"]
+    code = "import sys; from nablog.cli import main; sys.exit(main(sys.argv[1:]))"
+    old_root, new_root = tmp_path / "old", tmp_path / "new"
+    for root in (old_root, new_root):
+        root.mkdir()
+        setup_csv(root)
+    began = time.monotonic()
+    subprocess.run([sys.executable, "-c", code, "apply", *argv, *request], cwd=new_root, check=True, capture_output=True, timeout=120)
+    duration = time.monotonic() - began
+    old, new = snapshot(old_root), snapshot(new_root)
+    seen = set()
+    for trial in range(examples(8)):
+        root = tmp_path / f"t{trial}"
+        root.mkdir()
+        setup_csv(root)
+        process = subprocess.Popen([sys.executable, "-c", code, "apply", *argv, *request], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 1.0) * duration)
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+        KILLED["commits"] += 1
+        db = Database.from_files(root / "rules.lp", data=[root / "data"])  # recovers
+        state = snapshot(root)  # fails on a temporary file left behind
+        assert state in (old, new)
+        seen.add("new" if state == new else "old")
+        if state == new:
+            assert db.undo() is not None and snapshot(root) == old
+        assert db.undo() is None
+        KILLED["states"] += 1
+
+
+def test_zz_counts(capsys):
+    with capsys.disabled():
+        print(f"\n[issue 15] commits killed: {KILLED['commits']}, states checked after recovery: {KILLED['states']}")
+    assert KILLED["commits"] > 0

@@ -178,3 +178,84 @@ def test_ground_programs_agree_with_the_python_engine(program, data):
         rows, complete = view.ground(pattern)
         assert complete
         assert set(rows) == set(model.get(pred, ())), pred
+
+
+# -- maintenance against recomputation on generated constrained programs with recursion ------------
+
+OPS = ["=", "!=", "<", "<=", ">", ">="]
+
+
+@st.composite
+def constrained_programs(draw) -> str:
+    """Edges ``e`` as ground facts, non-ground ``b``, and recursive views ``p``, ``q``, ``s`` over them."""
+    c = st.integers(0, 5)
+
+    def cond(var: str) -> str:
+        return f"{var} {draw(st.sampled_from(OPS))} {draw(c)}" if draw(st.booleans()) else ""
+
+    lines = [f"e({x}, {y})." for x, y in sorted(draw(st.sets(st.tuples(c, c), max_size=6)))]
+    lines += [f"b(X) :- X {draw(st.sampled_from(OPS))} {draw(c)} ||." for _ in range(draw(st.integers(1, 2)))]
+    templates = [
+        lambda: f"p(X) :- {cond('X')} || b(X).",
+        lambda: f"p(X) :- {cond('X')} || e(X, Y), p(Y).",
+        lambda: "q(X, Y) :- || e(X, Y).",
+        lambda: f"q(X, Y) :- {cond('Y')} || e(X, Z), q(Z, Y).",
+        lambda: f"s(X) :- {cond('X')} || q(X, Y), p(Y).",
+        lambda: "s(X) :- || b(X), p(X).",
+    ]
+    for k, make in enumerate(templates):
+        if k in (0, 2) or draw(st.booleans()):
+            lines.append(make())
+    return "\n".join(lines)
+
+
+@st.composite
+def updates(draw, insert: bool) -> str:
+    pred, arity = draw(st.sampled_from([("b", 1), ("p", 1), ("q", 2), ("s", 1), ("e", 2)]))
+    args = ", ".join(head_vars(arity)[i].name for i in range(arity))
+    if insert and pred in ("q", "e"):
+        # q's recursion keeps the second column; a non-ground q atom would recur without end
+        # around a cycle of e (see test_errors), so binary atoms are inserted ground.
+        return f"{pred}({args}) || X = {draw(st.integers(0, 5))}, Y = {draw(st.integers(0, 5))}"
+    conds = [f"{v.name} {draw(st.sampled_from(OPS))} {draw(st.integers(0, 5))}" for v in head_vars(arity) if draw(st.booleans())]
+    return f"{pred}({args}) || {', '.join(conds)}" if conds else f"{pred}({args})"
+
+
+def assert_same_view(left: MediatedView, right: MediatedView) -> None:
+    """Equal solutions per predicate: by z3 equivalence and by enumeration on -2..8."""
+    for pred in sorted(set(left.predicates()) | set(right.predicates())):
+        arity = (left.atoms(pred) or right.atoms(pred))[0].arity
+        head = head_vars(arity)
+        assert left.solver.equivalent(left.constraints_of(pred), right.constraints_of(pred), head), pred
+        box = ", ".join(f"{v.name} >= -2, {v.name} <= 8" for v in head)
+        pattern = f"{pred}({', '.join(v.name for v in head)}) || {box}"
+        assert _box(left, pattern) == _box(right, pattern), pred
+
+
+def _box(view: MediatedView, pattern: str) -> set[tuple]:
+    atom, constraint = view.parse_update(pattern)
+    rows: set[tuple] = set()
+    for _, conj in view.query(atom, constraint):
+        found, complete = view.solver.solutions(conj, tuple(atom.args), limit=2000)
+        assert complete
+        rows.update(found)
+    return rows
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(constrained_programs(), st.lists(st.booleans().flatmap(lambda i: st.tuples(st.just(i), updates(i))), min_size=1, max_size=3))
+def test_stdel_dred_and_recomputation_agree(text, steps):
+    views = {m: MediatedView.from_text(text) for m in ("stdel", "dred")}
+    for insert, update in steps:
+        pred = update.split("(")[0]
+        for method, view in views.items():
+            if insert:
+                view.insert(update)
+            elif not any(c.head.pred == pred for c in view.clauses):
+                with pytest.raises(NablogError, match=f"no clause defines {pred}"):
+                    view.delete(update, method=method)
+            else:
+                view.delete(update, method=method)
+        oracle = views["stdel"].recomputed()
+        assert_same_view(views["stdel"], oracle)
+        assert_same_view(views["dred"], oracle)
