@@ -1,6 +1,6 @@
-"""Benchmark: proposal time for a request with a local relevant part, as the database grows.
+"""Benchmark: proposal time for view-update requests as the database grows, deletions and insertions.
 
-An org chart of N employees (a tree, fan-out 8) with the chain of command as a recursive view:
+Deletion (``--workload deletion``): an org chart of N employees (a tree, fan-out 8) with the chain of command as a recursive view:
 
     reports_to(X, Y) :- manager(X, Y).
     reports_to(X, Z) :- manager(X, Y), reports_to(Y, Z).
@@ -13,14 +13,30 @@ measured against a baseline in the same run that grounds the whole database with
 choice to delete every base fact, and enumerates subset-minimal change sets (what a solver does
 without goal-directed relevance).
 
-Run:  .venv/bin/python bench/propose.py [--sizes 10000 100000 1000000] [--baseline-timeout 120]
+Insertion (``--workload insertion``, issue 16): an org chart of employees in departments (100
+per department), ``manager(E, H) :- emp_dept(E, D), dept_head(D, H).``, a key on employees and one
+head per department, read from CSV files written under a temporary directory. The request
+``+manager(e5, h77).`` has two 2-change realizations, one 3-change realization with a new
+department, and one 4-change realization per other department, shown as one family. Each size runs
+in a child process (peak memory measured); figures: time to the first realization, to the first
+10 rows, to all of them (families folded), against a whole-database clingo baseline in the same
+run (every base fact may be deleted, e5 may join any department and h77 head any; clingo
+enumerates the subset-minimal change sets). ``--workload insertion-recursive`` adds the chain of
+command: heads are employees of the parent department (a tree, fan-out 10) and the request is
+``+reports_to(e5, h77).`` through ``reports_to(E, H) :- manager(E, H). reports_to(E, H) :-
+manager(E, M), reports_to(M, H).``
+
+Run:  .venv/bin/python bench/propose.py [--workload deletion|insertion|insertion-recursive]
+          [--sizes 10000 100000 1000000] [--baseline-timeout 120]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +45,165 @@ import clingo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from nablog import Database, parse  # noqa: E402
+from bench.common import print_table, run_child  # noqa: E402
+
+ORG_RULES = """
+#columns emp_dept(emp, dept).
+#columns dept_head(dept, head).
+manager(E, H) :- emp_dept(E, D), dept_head(D, H).
+#key emp_dept: emp.
+#constraint one_head :- dept_head(D, X), dept_head(D, Y), X != Y.
+"""
+CHAIN_RULES = """
+reports_to(E, H) :- manager(E, H).
+reports_to(E, H) :- manager(E, M), reports_to(M, H).
+"""
+PER_DEPARTMENT = 100
+INSERTION_REQUEST = {"insertion": "+manager(e5, h77).", "insertion-recursive": "+reports_to(e5, h77)."}
+
+
+def write_org_chart(n: int, directory: Path, recursive: bool = False) -> Path:
+    """An org chart of about ``n`` base facts as CSV files and a program in ``directory``: employee
+    ``e<i>`` in department ``d<i mod D>``, department ``d<k>`` headed by ``h<k>`` (D = n/100). With
+    ``recursive``, head ``h<k>`` is also an employee of the parent department ``d<(k-1)//10>``."""
+    departments = max(1, n // PER_DEPARTMENT)
+    employees = n - departments - (departments - 1 if recursive else 0)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "emp_dept.csv", "w") as f:
+        f.write("emp,dept\n")
+        f.writelines(f"e{i},d{i % departments}\n" for i in range(employees))
+        if recursive:
+            f.writelines(f"h{k},d{(k - 1) // 10}\n" for k in range(1, departments))
+    with open(directory / "dept_head.csv", "w") as f:
+        f.write("dept,head\n")
+        f.writelines(f"d{k},h{k}\n" for k in range(departments))
+    program = directory / "org.lp"
+    program.write_text(ORG_RULES + (CHAIN_RULES if recursive else ""))
+    return program
+
+
+def insertion_child(workload: str, n: int, directory: str) -> dict:
+    """In a child process: load the org chart, then time one proposal, row by row."""
+    program = Path(directory) / "org.lp"
+    t0 = time.perf_counter()
+    db = Database.from_files(program, data=[directory])
+    db.python_model()
+    load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    db.violations()  # the state's own work: checked once, kept for every request
+    state = time.perf_counter() - t0
+    times: list[float] = []
+    t0 = time.perf_counter()
+    proposal = db.propose(INSERTION_REQUEST[workload], on_realization=lambda r: times.append(time.perf_counter() - t0))
+    total = time.perf_counter() - t0
+    return {
+        "load": load,
+        "state": state,
+        "first": times[0] if times else None,
+        "tenth": times[min(9, len(times) - 1)] if times else None,
+        "all": total,
+        "rows": len(proposal),
+        "members": sum(len(r.family) if r.family else 1 for r in proposal),
+        "families": sum(1 for r in proposal if r.family),
+        "status": proposal.status,
+        "shown": [r.changes.lines() for r in proposal],
+    }
+
+
+def insertion_baseline_child(workload: str, directory: str, timeout: float) -> dict:
+    """Whole-database clingo: every base fact may be deleted, e5 may join any department and h77
+    head any; enumerate subset-minimal change sets (domRec)."""
+    import csv
+
+    t0 = time.perf_counter()
+    lines = []
+    for pred in ("emp_dept", "dept_head"):
+        with open(Path(directory) / f"{pred}.csv") as f:
+            rows = csv.reader(f)
+            next(rows)
+            lines.extend(f"{pred}({a},{b})." for a, b in rows)
+    recursive = workload == "insertion-recursive"
+    goal = ":- not reports_to(e5,h77)." if recursive else ":- not manager(e5,h77)."
+    program = "\n".join(lines) + f"""
+dept(D) :- dept_head(D, _).
+{{ del_e(E, D) }} :- emp_dept(E, D).
+{{ del_h(D, H) }} :- dept_head(D, H).
+{{ ins_e(e5, D) }} :- dept(D).
+{{ ins_h(D, h77) }} :- dept(D).
+#heuristic del_e(E, D) : emp_dept(E, D). [1,false]
+#heuristic del_h(D, H) : dept_head(D, H). [1,false]
+#heuristic ins_e(E, D) : dept(D), E = e5. [1,false]
+#heuristic ins_h(D, H) : dept(D), H = h77. [1,false]
+ed(E, D) :- emp_dept(E, D), not del_e(E, D).
+ed(E, D) :- ins_e(E, D).
+dh(D, H) :- dept_head(D, H), not del_h(D, H).
+dh(D, H) :- ins_h(D, H).
+manager(E, H) :- ed(E, D), dh(D, H).
+:- ed(E, D1), ed(E, D2), D1 != D2.
+:- dh(D, X), dh(D, Y), X != Y.
+{"reports_to(E, H) :- manager(E, H). reports_to(E, H) :- manager(E, M), reports_to(M, H)." if recursive else ""}
+{goal}
+#show del_e/2. #show del_h/2. #show ins_e/2. #show ins_h/2.
+"""
+    control = clingo.Control(["--heuristic=Domain", "--enum-mode=domRec", "0", "--warn=none"])
+    control.add("base", [], program)
+    control.ground([("base", [])])
+    ground = time.perf_counter() - t0
+    models, first = 0, None
+    with control.solve(yield_=True, async_=True) as handle:
+        while True:
+            handle.resume()
+            if not handle.wait(max(0.0, timeout - (time.perf_counter() - t0))):
+                handle.cancel()
+                return {"ground": ground, "first": first, "all": None, "models": models}
+            if handle.model() is None:
+                break
+            models += 1
+            first = first or time.perf_counter() - t0
+    return {"ground": ground, "first": first, "all": time.perf_counter() - t0, "models": models}
+
+
+def run_insertion(args) -> int:
+    seconds = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+    rows, saved = [], []
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="nablog-org-") as tmp:
+            write_org_chart(n, Path(tmp), recursive=args.workload == "insertion-recursive")
+            me = [sys.executable, __file__]
+            ours = run_child(me + ["--child", args.workload, str(n), tmp], args.timeout)
+            if n <= args.baseline_max:
+                base = run_child(me + ["--baseline-child", args.workload, str(n), tmp, str(args.baseline_timeout)], args.baseline_timeout + 60)
+            else:
+                base = None
+        r = ours.report
+        b = base.report if base and base.status == "ok" else {}
+        if ours.status != "ok":
+            rows.append([f"{n:,}", ours.status, "-", "-", "-", f"{ours.peak_mb:.0f}", "-", "-", "-", ours.error])
+            continue
+        if base is None:
+            shown, ratio = "skipped", "-"
+        elif b.get("all") is not None:
+            shown, ratio = f"{b['all']:.2f}", f"{b['all'] / r['all']:.1f}x"
+        else:
+            shown = f">{args.baseline_timeout:.0f} ({b.get('models', 0)} found)" if b else base.status
+            ratio = f">{args.baseline_timeout / r['all']:.0f}x" if b else "-"
+        rows.append([
+            f"{n:,}", seconds(r["first"]), seconds(r["tenth"]), seconds(r["all"]), f"{r['load']:.1f}+{r['state']:.1f}",
+            f"{ours.peak_mb:.0f}", f"{r['rows']} ({r['members']:,})", r["status"], shown, ratio,
+        ])
+        saved.append({"n": n, "nablog": r, "peak_mb": ours.peak_mb, "baseline": b or (base.status if base else None)})
+        print(f"n={n:,}: {json.dumps({k: v for k, v in r.items() if k != 'shown'})}, peak {ours.peak_mb:.0f} MB, baseline {shown}", flush=True)
+    print_table(
+        f"{args.workload}: {INSERTION_REQUEST[args.workload]} on the org chart (seconds; families folded; rows (members))",
+        ["base facts", "first", "first 10", "all", "load+state", "peak MB", "rows", "status", "clingo all", "clingo/nablog"],
+        rows,
+    )
+    if len(saved) > 1 and saved[0]["nablog"]["first"] and saved[-1]["nablog"]["first"]:
+        first, last = saved[0]["nablog"], saved[-1]["nablog"]
+        print(f"\ntime to the first realization, largest vs smallest: {last['first'] / first['first']:.2f}x (target 2x); largest: first {last['first']:.2f} s (target 1 s), all {last['all']:.2f} s (target 5 s), peak {saved[-1]['peak_mb']:.0f} MB (target 2048)")
+    if saved:
+        print("rows of the largest:", *saved[-1]["nablog"]["shown"], sep="\n  ")
+    return 0
 
 RULES = """
 reports_to(X, Y) :- manager(X, Y).
@@ -115,12 +290,23 @@ r(X, Z) :- m(X, Y), r(Y, Z).
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        print(json.dumps(insertion_child(argv[1], int(argv[2]), argv[3])))
+        return 0
+    if argv[:1] == ["--baseline-child"]:
+        print(json.dumps(insertion_baseline_child(argv[1], argv[3], float(argv[4]))))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=("deletion", "insertion", "insertion-recursive"), default="deletion")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds for each insertion child")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline-timeout", type=float, default=120.0)
     parser.add_argument("--baseline-max", type=int, default=100_000, help="largest size given to the baseline")
     args = parser.parse_args(argv)
+    if args.workload != "deletion":
+        return run_insertion(args)
 
     rows = []
     for n in args.sizes:

@@ -8,8 +8,8 @@
 
 from .database import Database, Violation
 from .engines import get_engine
-from .lang import Atom, NablogError, Program, Var, parse, parse_atom, parse_files
+from .lang import Atom, Delta, NablogError, Program, Var, parse, parse_atom, parse_files
 
 __version__ = "0.1.0"
 
-__all__ = ["Atom", "Database", "NablogError", "Program", "Var", "Violation", "get_engine", "parse", "parse_atom", "parse_files", "__version__"]
+__all__ = ["Atom", "Database", "Delta", "NablogError", "Program", "Var", "Violation", "get_engine", "parse", "parse_atom", "parse_files", "__version__"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -60,6 +61,25 @@ def _count_argument(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _limit_argument(text: str) -> int:
+    """An argparse type for --limit: a whole number, at least 1."""
+    value = _count_argument(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more (leave --limit out for every realization)")
+    return value
+
+
+def _seconds_argument(text: str) -> float:
+    """An argparse type for --timeout: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text} (leave --timeout out to search without one)")
     return value
 
 
@@ -166,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(propose, request=True)
     _add_proposal_options(propose)
     propose.add_argument("--json", action="store_true", help="print one JSON object")
+    propose.add_argument("--stream", action="store_true", help="print each realization as soon as it is verified (with --json: JSON lines)")
+    propose.add_argument("--expand", action="store_true", help="list the members of each family of realizations")
     propose.set_defaults(run=run_propose)
 
     apply = commands.add_parser(
@@ -180,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     how = apply.add_mutually_exclusive_group(required=True)
     how.add_argument("--pick", type=int, metavar="N", help="apply realization N of the proposal (1 = first)")
     how.add_argument("--interactive", action="store_true", help="browse the realizations and choose at the terminal")
-    apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3")
+    apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3, or the member of a family, --set D=d42")
     apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
     apply.set_defaults(run=run_apply)
 
@@ -298,8 +320,8 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
 
 def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, default="asp", help="asp: clingo over goal-directed candidates (default); transform: seed 002's Algorithm 1; tableaux: seed 003's update tableaux with the minimality test; tableaux-materialized: over the materialized view")
-    parser.add_argument("--limit", type=_count_argument, metavar="N", help="stop after N realizations")
-    parser.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
+    parser.add_argument("--limit", type=_limit_argument, metavar="N", help="the N smallest realizations (a family counts once)")
+    parser.add_argument("--timeout", type=_seconds_argument, metavar="S", help="stop the search after S seconds, with what was found")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
     parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
     parser.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
@@ -395,7 +417,8 @@ def _protections(args: argparse.Namespace) -> list:
     return [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
 
 
-def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None):
+def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None, **more):
+    progress = Progress.for_terminal()
     return db.propose(
         request,
         method=args.method,
@@ -404,19 +427,51 @@ def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | 
         candidates=args.candidates,
         max_fresh=args.max_fresh if max_fresh is None else max_fresh,
         protect=_protections(args),
+        progress=progress,
+        **more,
     )
 
 
 def run_propose(args: argparse.Namespace) -> int:
+    """Propose; realizations are printed as they are verified with --stream (or at a terminal),
+    and Ctrl-C stops the search and prints what was found."""
+    from .solver import Proposal, parse_request
+
     files, request = split_request(args.files)
     db = open_database(args, files)
-    proposal = _propose(db, args, request)
-    if args.json:
+    stream = args.stream or (not args.json and sys.stdout.isatty())
+    found: list = []
+
+    def show(realization) -> None:
+        found.append(realization)
+        if not stream:
+            return
+        if args.json:
+            sys.stdout.write(json.dumps({"realization": realization.to_json()}, ensure_ascii=False) + "\n")
+        else:
+            if len(found) == 1:
+                sys.stdout.write(f"request: {request.strip()}\n")
+            print_realization(sys.stdout, len(found), realization, args.expand)
+        sys.stdout.flush()
+
+    try:
+        proposal = _propose(db, args, request, on_realization=show)
+    except KeyboardInterrupt:
+        proposal = Proposal(parse_request(request), "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
+    if args.json and stream:
+        summary = {k: v for k, v in proposal.to_json().items() if k != "realizations"}
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    elif args.json:
         json.dump(proposal.to_json(), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
+    elif stream:
+        if not found:
+            sys.stdout.write(f"request: {proposal.request}\n")
+        sys.stdout.write(("\n" if found else "") + proposal.message + "\n")
+        print_reasons(sys.stdout, proposal)
     else:
-        print_proposal(sys.stdout, proposal)
-    return 0
+        print_proposal(sys.stdout, proposal, args.expand)
+    return 130 if proposal.status == "interrupted" else 0
 
 
 def run_apply(args: argparse.Namespace) -> int:
@@ -446,12 +501,15 @@ def run_apply(args: argparse.Namespace) -> int:
             )
         chosen = proposal[args.pick - 1]
         values = {}
+        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
         for item in args.set:
             name, sep, value = item.partition("=")
-            if not sep or name not in chosen.fresh:
+            if not sep or name not in settable:
                 raise NablogError(
-                    f"--set {item}: not a new constant of this realization",
-                    hint="its new constants are " + (", ".join(chosen.fresh) or "none"),
+                    f"--set {item}: not a new constant of this realization" + (" nor a variable of its family" if chosen.family else ""),
+                    hint="its new constants are " + (", ".join(chosen.fresh) or "none") + (
+                        "; its variables " + ", ".join(v.name for v in chosen.family.variables) if chosen.family else ""
+                    ),
                 )
             from .io import text_to_constant
 
@@ -613,13 +671,13 @@ def run_watch(args: argparse.Namespace) -> int:
 
 def run_commit(args: argparse.Namespace) -> int:
     from .client import Client, ClientError
-    from .solver import parse_request
+    from .lang import Delta
 
     url, *changes = args.files
-    request = parse_request(" ".join(changes))
+    change = Delta.parse(" ".join(changes)).to_json()
     client = Client(url, token=_read_token(args.token_file))
     try:
-        version = client.commit(insert=sorted(map(str, request.insert)), delete=sorted(map(str, request.delete)))
+        version = client.commit(insert=change["insert"], delete=change["delete"])
     except ClientError as e:
         raise NablogError(f"{url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
     except OSError as e:
@@ -820,10 +878,23 @@ def print_table(out: TextIO, pred: str, rows: Sequence[tuple]) -> None:
     out.write("\n")
 
 
-def print_proposal(out: TextIO, proposal) -> None:
+def print_proposal(out: TextIO, proposal, expand: bool = False) -> None:
     out.write(f"request: {proposal.request}\n{proposal.message}\n")
     for i, r in enumerate(proposal, 1):
-        out.write(f"\n[{i}] " + r.explain().replace("\n", "\n    ") + "\n")
+        print_realization(out, i, r, expand)
+    print_reasons(out, proposal)
+
+
+def print_realization(out: TextIO, i: int, r, expand: bool = False) -> None:
+    out.write(f"\n[{i}] " + r.explain().replace("\n", "\n    ") + "\n")
+    if expand and r.family is not None:
+        out.write("    members:\n")
+        for binding in r.family.bindings:
+            values = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(r.family.variables, binding))
+            out.write(f"      {values}: " + " ".join(r.member(binding).changes.lines()) + "\n")
+
+
+def print_reasons(out: TextIO, proposal) -> None:
     if proposal.reasons:
         out.write("\nwhat stands in the way:\n" + "".join(f"  {r}\n" for r in proposal.reasons))
 

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
@@ -299,8 +299,12 @@ class Database:
         max_fresh: int = 2,
         protect: Iterable[str | Atom] = (),
         exhaustive: bool = True,
+        families: bool = True,
+        on_realization: "Callable[[Realization], None] | None" = None,
+        progress: "Callable[[str], None] | None" = None,
     ) -> "Proposal":
-        """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
+        """Every subset-minimal realization of a view-update request, smallest first (see
+        :func:`nablog.solver.propose`).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -331,6 +335,9 @@ class Database:
             index=self._index,
             violations=self._python_violations,
             exhaustive=exhaustive,
+            families=families,
+            on_realization=on_realization,
+            progress=progress,
         )
 
     def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":
@@ -396,6 +403,10 @@ class Database:
                 "the data changed since this realization was proposed",
                 hint="propose again to get realizations for the current data",
             )
+        if not isinstance(change, Delta):
+            from .solver import check_before_writing, parse_request
+
+            check_before_writing(self.rules, self.python_model(), change, parse_request(request) if request else None, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
             from .solver.propose import check_request

@@ -30,7 +30,11 @@ def columns(realizations: list[Realization], first: int, width: int) -> list[str
     blocks = []
     for i, r in enumerate(realizations):
         lines = [f"[{first + i}] {r.size} change" + ("" if r.size == 1 else "s")]
+        if r.family is not None:
+            lines[0] += f" × {len(r.family):,} (a family)"
         lines += [f"  {line}" for line in r.changes.lines()]
+        if r.family is not None:
+            lines.append(f"  where {r.family.condition}")
         lines.append("  side effects:" if r.side_effects else "  no side effects")
         lines += [f"    {line}" for line in r.side_effects.lines()]
         blocks.append([_fit(line, col) for line in lines])
@@ -95,6 +99,14 @@ def choose(
         if k is None:
             continue
         chosen = items[k]
+        if chosen.family is not None:
+            name = chosen.family.parameter.name
+            value = read(f"value of {name} ({chosen.family.condition})> ").strip()
+            binding = chosen.family.find({name: _constant(value)}) if value else None
+            if binding is None:
+                out.write(f"no member has {name}={value}\n" if value else "nothing picked\n")
+                continue
+            chosen = chosen.member(binding)
         values = {}
         for name in chosen.fresh:
             value = read(f"value for the new constant {name} (Enter keeps {name})> ").strip()

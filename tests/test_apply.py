@@ -238,3 +238,20 @@ def test_in_memory_databases_refuse_stale_realizations_too():
 def test_split_predicates_report_each_change_once():
     db = Database.from_text("p(X) :- q(X). p(5). q(1). #base q/1.")
     assert db.apply(db.propose("+p(2).")[0]).lines() == ["+p(2)"]
+
+
+def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value():
+    import io
+
+    from nablog.interactive import choose
+
+    db = Database.from_files(EXAMPLES / "chairs.lp")
+    proposal = db.propose("+staff_chair(aravindan, gerhard).", candidates="herbrand")
+    answers = iter(["2", "infor7", "2", "new1", "infor3", "y"])
+    out = io.StringIO()
+    chosen = choose(proposal, lambda current: current, lambda prompt: (out.write(prompt), next(answers))[1], out)
+    text = out.getvalue()
+    assert "[2] 3 changes × 5 (a family)" in text
+    assert "no member has D=infor7" in text
+    assert chosen.changes.lines() == ["+group_chair(infor3, gerhard)", "+staff_group(aravindan, infor3)", "-group_chair(infor2, gerhard)"]
+    assert chosen.family is None

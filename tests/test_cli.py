@@ -205,6 +205,56 @@ def test_an_empty_base_relation_warns_and_goes_on_unless_strict(capsys, tmp_path
     assert status == 2 and out == "" and err.startswith("error: predicate works/2 has no rules, no facts and no #base declaration\n")
 
 
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--timeout", "inf"], "argument --timeout: must be a finite number of seconds above 0, not inf (leave --timeout out to search without one)"),
+        (["--timeout", "nan"], "argument --timeout: must be a finite number of seconds above 0, not nan (leave --timeout out to search without one)"),
+        (["--timeout", "-5"], "argument --timeout: must be a finite number of seconds above 0, not -5 (leave --timeout out to search without one)"),
+        (["--timeout", "0"], "argument --timeout: must be a finite number of seconds above 0, not 0 (leave --timeout out to search without one)"),
+        (["--limit", "0"], "argument --limit: must be 1 or more (leave --limit out for every realization)"),
+    ],
+)
+def test_bounds_that_bound_nothing_are_refused(capsys, option, message):
+    with pytest.raises(SystemExit) as info:
+        main(["propose", CHAIRS, "+staff_chair(aravindan, gerhard).", *option])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(message)
+
+
+def test_apply_verifies_a_substituted_new_constant_before_writing(tmp_path, capsys):
+    path = tmp_path / "chairs.lp"
+    path.write_text(Path(CHAIRS).read_text())
+    original = path.read_text()
+    status, out, err = run(capsys, "apply", str(path), "+staff_chair(aravindan, gerhard).", "--pick", "3", "--set", "new1=infor1")
+    assert status == 2
+    assert err.splitlines() == [
+        "error: the changes violate constraint one_chair_per_group: group_chair(infor1, gerhard), group_chair(infor1, matthias)",
+        "hint: choose another value for the new constants, or propose again",
+    ]
+    assert path.read_text() == original
+    assert not (tmp_path / ".nablog").exists()
+    status, out, err = run(capsys, "apply", str(path), "+staff_chair(aravindan, gerhard).", "--pick", "3", "--set", "new1=infor3")
+    assert status == 0 and "+group_chair(infor3, gerhard)" in out
+
+
+def test_a_family_is_one_row_in_json_and_a_member_is_applied_by_its_value(tmp_path, capsys):
+    path = tmp_path / "chairs.lp"
+    path.write_text(Path(CHAIRS).read_text())
+    request = "+staff_chair(aravindan, gerhard)."
+    status, out, err = run(capsys, "propose", str(path), request, "--candidates", "herbrand", "--json", "--stream")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[-1] == {"status": "complete", "message": "3 minimal realizations (1 of them family of 5 members)"}
+    family = rows[1]["realization"]
+    assert family["insert"] == ["group_chair(D, gerhard)", "staff_group(aravindan, D)"]
+    assert family["family"]["members"] == [["aravindan"], ["delhibabu"], ["gerhard"], ["matthias"], ["new1"]]
+    status, out, err = run(capsys, "apply", str(path), request, "--candidates", "herbrand", "--pick", "2")
+    assert status == 2 and err.splitlines()[0] == "error: a family of realizations is not one change"
+    status, out, err = run(capsys, "apply", str(path), request, "--candidates", "herbrand", "--pick", "2", "--set", "D=new1", "--set", "new1=infor3")
+    assert status == 0
+    assert out.splitlines()[:4] == ["applied:", "  +group_chair(infor3, gerhard)", "  +staff_chair(aravindan, gerhard)", "  +staff_group(aravindan, infor3)"]
+
+
 def test_explain_prints_seed_001_maintenance_and_rod_rules(capsys):
     assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "maintenance"]) == 0
     out = capsys.readouterr().out.splitlines()

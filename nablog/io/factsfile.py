@@ -27,12 +27,13 @@ Writing
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lang import DataError, Facts, Rule, format_constant, parse_statements
+from ..lang import BaseDeclaration, DataError, Facts, Rule, format_constant, parse_statements
 from ..lang.ast import lp_constant
 from ..lang.parser import LINE_BREAK
 from .base import (
@@ -64,6 +65,7 @@ class FactText:
 
 @dataclass(frozen=True)
 class _Layout:
+    statements: list
     facts: list[FactText]
     starts: list[int]  # starts of every statement and block comment, sorted
     reach: list[int]  # reach[i]: the furthest end of the first i+1 of those
@@ -103,7 +105,7 @@ def _layout(text: str, source: str) -> _Layout:
     reach: list[int] = []
     for _, end in spans:
         reach.append(max(end, reach[-1]) if reach else end)
-    return _Layout(facts, [start for start, _ in spans], reach)
+    return _Layout(statements, facts, [start for start, _ in spans], reach)
 
 
 def fact_texts(text: str, source: str = "<string>") -> list[FactText]:
@@ -249,9 +251,30 @@ class FactsFile(FactSource):
 
     def __init__(self, path: str | Path):
         self.location = Path(path)
+        self._cache: tuple | None = None
+
+    def _current(self) -> tuple[str, _Layout]:
+        """The file's text and layout, parsed once per version of the file (a commit reads it for
+        ownership, loading and rewriting: one parse, not one per use)."""
+        try:
+            st = os.stat(self.location)
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            key = None
+        if key is None or self._cache is None or self._cache[0] != key:
+            text = read_text(self.location)
+            self._cache = (key, text, _layout(text, str(self.location)))
+        return self._cache[1], self._cache[2]
 
     def _facts(self) -> Facts:
-        return facts_of(read_text(self.location), str(self.location))
+        out: Facts = {}
+        for fact in self._current()[1].facts:
+            out.setdefault(fact.pred, set()).add(fact.row)
+        return out
+
+    def declares(self, pred: str) -> bool:
+        """Whether the file declares ``pred`` a base relation (``#base pred/n.``)."""
+        return any(isinstance(s, BaseDeclaration) and any(p == pred for p, _ in s.signatures) for s in self._current()[1].statements)
 
     def relations(self) -> list[str]:
         if not self.location.exists():
@@ -275,12 +298,11 @@ class FactsFile(FactSource):
                 )
         source = str(self.location)
         if self.location.exists():
-            text = read_text(self.location)
+            text, layout = self._current()
         elif any(new.values()):
-            text = ""
+            text, layout = "", _layout("", source)
         else:
             return []
-        layout = _layout(text, source)
         old: Facts = {}
         for fact in layout.facts:
             old.setdefault(fact.pred, set()).add(fact.row)

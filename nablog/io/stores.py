@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from ..lang import BaseDeclaration, DataError, Delta, NablogError, parse_files
+from ..lang import DataError, Delta, NablogError
 from .base import FactSource, PendingFile, fsync_directory, prepare_file, tmp_path
 from .factsfile import FactsFile
 from .history import History
@@ -144,8 +144,8 @@ class Stores:
             return holders[0]
         if self.sources:
             return self.sources[0]
-        for store, path in zip(self.stores, self.program_paths):
-            if any(isinstance(s, BaseDeclaration) and any(p == pred for p, _ in s.signatures) for s in parse_files([path]).statements):
+        for store in self.stores[: len(self.program_paths)]:
+            if store.declares(pred):  # type: ignore[attr-defined]
                 return store
         return self.stores[0]
 

@@ -65,6 +65,13 @@ class AspProblem:
             if name not in named:
                 named[name] = self._switch(f"constraint {name}")
             self.constraints.append((named[name], [self._id(b) for b in pos], [self._id(b) for b in neg]))
+        # (switch, values already true, x of the atoms of each other value): at most one value.
+        self.at_most_one: list[tuple[int, int, list[list[int]]]] = []
+        for name, values in problem.at_most_one:
+            if name not in named:
+                named[name] = self._switch(f"constraint {name}")
+            certain = sum(1 for c, _ in values if c)
+            self.at_most_one.append((named[name], certain, [[self._id(a) for a in live] for c, live in values if not c]))
 
     @property
     def text(self) -> str:
@@ -82,6 +89,11 @@ class AspProblem:
         for switch, pos, neg in self.constraints:
             body = [f"x({b})" for b in pos] + [f"not x({b})" for b in neg]
             lines.append(f":- {', '.join(body + [f'on({switch})'])}.")
+        for g, (switch, certain, groups) in enumerate(self.at_most_one):
+            for v, atoms in enumerate(groups):
+                lines += [f"y({g},{v}) :- x({a})." for a in atoms]
+            elements = "; ".join(f"y({g},{v})" for v in range(len(groups)))
+            lines.append(f":- {2 - certain} {{ {elements} }}, on({switch}).")
         if self.weights:
             terms = [f"{w}@{p},{k} : ch({k})" for k, (w, p) in sorted(self.weights.items()) if w]
             if terms:
@@ -98,7 +110,7 @@ class AspProblem:
         self.switches.append(name)
         return len(self.switches) - 1
 
-    def _control(self, minimal: bool, off: set[int] = frozenset()) -> clingo.Control:
+    def _control(self, minimal: bool, off: set[int] = frozenset(), enumerate_all: bool = False) -> clingo.Control:
         """A control holding the program, with every switch on except those in ``off``.
 
         Switches are externals with fixed values, not solve assumptions: clingo 5.8 reports some
@@ -111,6 +123,9 @@ class AspProblem:
             args += ["--heuristic=Domain", "--opt-mode=optN", "--opt-strategy=usc", "0"]
         elif minimal and self.problem.candidates:  # (with no candidate, domRec only warns)
             args += ["--heuristic=Domain", "--enum-mode=domRec", "0"]
+        elif enumerate_all:
+            # Deciding changes false first keeps the search near small change sets.
+            args += ["--heuristic=Domain", "0"]
         control = clingo.Control(args)
         with control.backend() as backend:
             x = [backend.add_atom() for _ in range(len(self.atom_ids))]
@@ -130,6 +145,16 @@ class AspProblem:
                 backend.add_rule([x[head]], [x[b] for b in pos] + [-x[b] for b in neg])
             for switch, pos, neg in self.constraints:
                 backend.add_rule([], [x[b] for b in pos] + [-x[b] for b in neg] + [on[switch]])
+            for switch, certain, groups in self.at_most_one:
+                ys = []
+                for atoms in groups:
+                    y = backend.add_atom()
+                    for a in atoms:
+                        backend.add_rule([y], [x[a]])
+                    ys.append((y, 1))
+                too_many = backend.add_atom()
+                backend.add_weight_rule([too_many], 2 - certain, ys)
+                backend.add_rule([], [too_many, on[switch]])
             if self.weights:
                 by_priority: dict[int, list[tuple[int, int]]] = {}
                 for k, (w, p) in sorted(self.weights.items()):
@@ -163,6 +188,74 @@ class AspProblem:
             result.core = self.explain_failure(deadline)
         return result
 
+    def by_size(self, deadline: float | None = None) -> Iterator[tuple[int, list[frozenset[int]], str]]:
+        """The subset-minimal change sets level by level, smallest first: ``(size, change sets of
+        that size, status)``, status ``complete`` for a finished level and ``timeout`` for a level
+        cut short (then the generator ends).
+
+        Iterative deepening by size: a change set of exactly ``k`` changes that contains no smaller
+        one found so far is subset-minimal, because each of its proper subsets that realizes the
+        request contains a minimal one of fewer changes, which was found and is blocked. So no
+        minimality heuristic is needed, and ``--limit N`` gets the N smallest. A level with no
+        change set ends the search once no larger change set exists.
+        """
+        control = self._control(minimal=True)
+        n = len(self.choices)
+        at_least: dict[int, int] = {}
+        with control.backend() as backend:
+            chs = [backend.add_atom(clingo.Function("ch", [clingo.Number(k)])) for k in range(n)]
+
+        def ge(backend, k: int) -> int:
+            if k not in at_least:
+                at_least[k] = backend.add_atom()
+                backend.add_weight_rule([at_least[k]], k, [(c, 1) for c in chs])
+            return at_least[k]
+
+        k = 0
+        while k <= n:
+            with control.backend() as backend:
+                level = backend.add_atom()
+                backend.add_external(level, clingo.TruthValue.True_)
+                backend.add_rule([], [level, ge(backend, k + 1)])
+            result = Enumeration()
+            found = [change_set for change_set, _ in self._models(control, deadline, result)]
+            if result.status == "timeout":
+                yield k, found, "timeout"
+                return
+            with control.backend() as backend:
+                backend.add_external(level, clingo.TruthValue.False_)
+                for change_set in found:  # no later change set may contain one of these
+                    backend.add_rule([], [chs[c] for c in sorted(change_set)])
+            if found:
+                yield k, found, "complete"
+            else:
+                with control.backend() as backend:
+                    larger = backend.add_atom()
+                    backend.add_external(larger, clingo.TruthValue.True_)
+                    backend.add_rule([], [larger, -ge(backend, k + 1)])
+                any_larger = self._first(control, deadline)
+                with control.backend() as backend:
+                    backend.add_external(larger, clingo.TruthValue.False_)
+                if any_larger is None:
+                    yield k, [], "timeout"
+                    return
+                if not any_larger:
+                    return
+            k += 1
+
+    def _first(self, control: clingo.Control, deadline: float | None) -> bool | None:
+        """Whether the control has a model; None at the deadline. (It enumerates every model, so
+        the search stops at the first.)"""
+        with control.solve(yield_=True, async_=True) as handle:
+            handle.resume()
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if remaining is not None and not handle.wait(remaining):
+                handle.cancel()
+                return None
+            found = handle.model() is not None
+            handle.cancel()
+            return found
+
     def _models(self, control: clingo.Control, deadline, result: Enumeration) -> Iterator[frozenset[int]]:
         with control.solve(yield_=True, async_=True) as handle:
             while True:
@@ -173,7 +266,8 @@ class AspProblem:
                 handle.resume()
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if remaining is None:
-                    handle.wait()
+                    while not handle.wait(0.2):  # in slices, so that Ctrl-C reaches Python
+                        pass
                 elif not handle.wait(remaining):
                     handle.cancel()
                     result.status = "timeout"

@@ -22,13 +22,14 @@ the relevant part of the database, not on the database.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping
 
 from ..engines.lookup import ModelIndex
 from ..engines.violations import name_anonymous
-from ..lang import Atom, Comparison, Constant, Denial, Literal, NablogError, Program, Requirement, Rule, Term, Var, constant_sort_key
+from ..lang import Atom, Comparison, Constant, Denial, FdShape, Literal, NablogError, Program, Requirement, Rule, Term, Var, constant_sort_key, fd_shape
 from ..lang import arith
 from ..lang.ast import Aggregate, Interval, term_variables
 
@@ -36,6 +37,7 @@ GroundAtom = tuple[str, tuple]
 """A ground atom as (predicate, arguments)."""
 
 PLUS, MINUS = "+", "-"
+SMALL_RELATION = 100_000
 
 
 def ground_atom(atom: Atom) -> GroundAtom:
@@ -71,11 +73,16 @@ class GroundProblem:
     protected: set[tuple[str, GroundAtom]] = field(default_factory=set)
     rules: list[tuple[GroundAtom, tuple[GroundAtom, ...], tuple[GroundAtom, ...]]] = field(default_factory=list)
     denials: list[tuple[str, tuple[GroundAtom, ...], tuple[GroundAtom, ...]]] = field(default_factory=list)
+    # Functional dependencies over one key group each: (name, per distinct dependent value
+    # (true whatever changes?, atoms that may change)); at most one value may hold. Pairwise
+    # denial instances would be quadratic in the candidates of the group.
+    at_most_one: list[tuple[str, list[tuple[bool, tuple[GroundAtom, ...]]]]] = field(default_factory=list)
     require_true: list[tuple[str, GroundAtom]] = field(default_factory=list)
     require_false: list[tuple[str, GroundAtom]] = field(default_factory=list)
     fixed_conflicts: list[str] = field(default_factory=list)
     fresh: list[str] = field(default_factory=list)
     bounded: list[str] = field(default_factory=list)
+    timed_out: bool = False  # the deadline passed while the problem was being built: it is partial
 
 
 class _PossibleState:
@@ -86,9 +93,39 @@ class _PossibleState:
         self.plus: dict[str, set[tuple]] = {}
         self.minus: dict[str, set[tuple]] = {}
         self._plus_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
+        self._rows: dict[str, set[tuple] | None] = {}  # small relations as Python tuples
+        self._now_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
 
     def now(self, a: GroundAtom) -> bool:
+        if self._small_relation(a[0]):
+            return a[1] in self._rows[a[0]]
         return self.index.contains(a[0], a[1])
+
+    def _small_relation(self, pred: str) -> bool:
+        """Whether ``pred`` is held as Python tuples here: a columnar relation answers one lookup
+        in about 0.1 ms, too slow for the tens of thousands a family of candidates asks; a
+        relation of up to :data:`SMALL_RELATION` rows is copied once instead."""
+        if pred not in self._rows:
+            small = self.index.size(pred) <= SMALL_RELATION
+            self._rows[pred] = set(self.index.match(pred, (None,) * self._arity(pred))) if small else None
+        return self._rows[pred] is not None
+
+    def _arity(self, pred: str) -> int:
+        rel = self.index.model.get(pred)
+        if rel is None or not len(rel):
+            return 0
+        return len(next(iter(rel)))
+
+    def _match_small(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        bound = tuple(i for i, v in enumerate(pattern) if v is not None)
+        if len(bound) == len(pattern):
+            return iter((pattern,) if pattern in self._rows[pred] else ())
+        index = self._now_by.get((pred, bound))
+        if index is None:
+            index = self._now_by[(pred, bound)] = {}
+            for row in self._rows[pred]:
+                index.setdefault(tuple(row[i] for i in bound), []).append(row)
+        return iter(index.get(tuple(pattern[i] for i in bound), ()))
 
     def may_gain(self, a: GroundAtom) -> bool:
         return a[1] in self.plus.get(a[0], ())
@@ -122,7 +159,7 @@ class _PossibleState:
 
     def match_possible(self, pred: str, pattern: tuple) -> Iterator[tuple]:
         """Tuples of ``pred`` that are true now or may become true, matching ``pattern``."""
-        yield from self.index.match(pred, pattern)
+        yield from self.match_now(pred, pattern)
         plus = self.plus.get(pred)
         if not plus:
             return
@@ -136,6 +173,8 @@ class _PossibleState:
         yield from index.get(tuple(pattern[i] for i in bound), ())
 
     def match_now(self, pred: str, pattern: tuple) -> Iterator[tuple]:
+        if self._small_relation(pred):
+            return self._match_small(pred, pattern)
         return self.index.match(pred, pattern)
 
 
@@ -244,6 +283,7 @@ class Relevance:
         bounds: Bounds | None = None,
         protect: Iterable[GroundAtom | str] = (),
         universe: Iterable[Constant] = (),
+        group_fds: bool = False,
     ):
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
@@ -263,8 +303,22 @@ class Relevance:
             for i, b in enumerate(d.body):
                 if isinstance(b, Literal):
                     self.denials_by_pred.setdefault(b.atom.pred, []).append((name, d, i))
+        # With ``group_fds``, a functional-dependency denial becomes one at-most-one constraint per
+        # key group instead of a denial instance per pair of conflicting tuples.
+        self.fds: dict[str, FdShape] = {}
+        if group_fds:
+            self.fds = {name: shape for name, d in self.denials if (shape := fd_shape(d)) is not None}
+        self.fd_groups: dict[tuple[str, tuple], _KeyGroup] = {}
         self.base = set(base)
         self.derived = set(rules.derived)
+        # Predicates no rule body and no constraint reads: of these only the requested atoms
+        # matter, so possible changes are not propagated into their other atoms (an insertion
+        # through a join would otherwise mark every employee's manager as changeable).
+        read = {b.atom.pred for r in self.rules for b in r.body if isinstance(b, Literal)}
+        read |= {b.atom.pred for _, d in self.denials for b in d.body if isinstance(b, Literal)}
+        read |= {c.atom.pred for _, c in self.requirements}
+        self.unread = self.derived - read
+        self.requested: set[GroundAtom] = set()
         self.state = _PossibleState(index or ModelIndex(model))
         self.herbrand = herbrand
         self.bounds = bounds or Bounds()
@@ -274,6 +328,7 @@ class Relevance:
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
         self._round = 1
+        self.deadline: float | None = None
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -381,16 +436,24 @@ class Relevance:
     # -- the search ---------------------------------------------------------------------------------
 
     def solve(
-        self, insert: Iterable[GroundAtom], delete: Iterable[GroundAtom], violated: Iterable[tuple[str, dict]] = ()
+        self,
+        insert: Iterable[GroundAtom],
+        delete: Iterable[GroundAtom],
+        violated: Iterable[tuple[str, dict]] = (),
+        deadline: float | None = None,
     ) -> GroundProblem:
         """Search from the request (and from the constraint instances ``violated`` already, given
-        as constraint name and variable binding) to the relevant ground problem."""
+        as constraint name and variable binding) to the relevant ground problem. Past the
+        ``deadline`` (a ``time.monotonic()`` value) the search stops with ``timed_out`` set."""
+        self.deadline = deadline
         goals: dict[tuple[str, GroundAtom], int] = {}
         agenda: list[tuple[str, GroundAtom]] = []
+        insert, delete = list(insert), list(delete)
         for a in insert:
             self.problem.require_true.append(("request", a))
         for a in delete:
             self.problem.require_false.append(("request", a))
+        self.requested = set(insert) | set(delete)
 
         candidates: dict[tuple[str, GroundAtom], None] = {}
 
@@ -429,11 +492,15 @@ class Relevance:
         while True:
             # VU phase: top-down from the open goals to base candidates.
             while agenda:
+                if self._late():
+                    return self.problem
                 key = agenda.pop()
                 for new_sign, b in self._expand(key[0], key[1], goals[key]):
                     goal(new_sign, b, round_)
             # UP phase: what the candidates may change, bottom-up.
             changed = self._propagate([c for c in candidates if c not in propagated])
+            if self._late():
+                return self.problem
             propagated.update(candidates)
             changed_preds = {a[0] for _, a in changed}
             round_ += 1
@@ -458,7 +525,14 @@ class Relevance:
                 break
         self.problem.candidates = sorted(candidates, key=lambda c: (c[1][0], [constant_sort_key(v) for v in c[1][1]], c[0]))
         self._ground_program(constraint_instances)
+        self._late()
         return self.problem
+
+    def _late(self) -> bool:
+        """Whether the deadline has passed (then the problem is marked partial)."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.problem.timed_out = True
+        return self.problem.timed_out
 
     def _reads(self, key: tuple[str, GroundAtom], preds: set[str]) -> bool:
         pred = key[1][0]
@@ -538,23 +612,22 @@ class Relevance:
             if self.state.add(sign, a):
                 changed.append((sign, a))
                 work.append((sign, a))
+        steps = 0
         while work:
+            steps += 1
+            if steps % 4096 == 0 and self._late():
+                return changed
             sign, a = work.pop()
             for rule, i in self.by_body.get(a[0], ()):
                 literal = rule.body[i]
-                binding = _unify(literal.atom, a[1], {})
-                if binding is None:
-                    continue
                 # Does the literal possibly become true (then heads may appear) or false (vanish)?
                 becomes_true = (sign == PLUS) == literal.positive
-                if becomes_true:
-                    instances = self.possible_instances(rule.body, binding, skip=i)
-                else:
-                    instances = self.current_instances(rule.body, binding, skip=i)
-                for full in instances:
+                for full in self._instances_through(rule, i, a, becomes_true):
                     for head in rule.head:
                         h = _ground(head, full)
                         new_sign = PLUS if becomes_true else MINUS
+                        if h[0] in self.unread and h not in self.requested:
+                            continue
                         if (new_sign == PLUS and self.state.now(h)) or (new_sign == MINUS and not self.state.now(h)):
                             continue
                         if self.state.add(new_sign, h):
@@ -562,16 +635,53 @@ class Relevance:
                             work.append((new_sign, h))
         return changed
 
+    def _instances_through(self, rule: Rule, i: int, a: GroundAtom, possible: bool) -> Iterator[dict[Var, Constant]]:
+        """Instances of ``rule`` whose body literal ``i`` is ``a`` (possibly true ones, or true ones
+        now); for a rule of an unread predicate, only those deriving a requested atom."""
+        starts = [{}]
+        if all(h.pred in self.unread for h in rule.head):
+            starts = [b for h in rule.head for r in self.requested if r[0] == h.pred if (b := _unify(h, r[1], {})) is not None]
+        for start in starts:
+            binding = _unify(rule.body[i].atom, a[1], start)
+            if binding is None:
+                continue
+            if possible:
+                yield from self.possible_instances(rule.body, binding, skip=i)
+            else:
+                yield from self.current_instances(rule.body, binding, skip=i)
+
     def _constraint_instances(self, changed, seen: dict) -> Iterator[tuple[str, tuple, tuple]]:
         """Denial instances that may hold after some candidate change, found from the changed atoms."""
         for sign, a in changed:
             for name, d, i in self.denials_by_pred.get(a[0], ()):
+                if name in self.fds:
+                    if sign == PLUS:
+                        yield from self._key_group(name, a)
+                    continue
                 literal = d.body[i]
                 binding = _unify(literal.atom, a[1], {})
                 if binding is None:
                     continue
                 for full in self.possible_instances(d.body, binding, skip=i):
                     yield from self._record(name, d, full, seen)
+
+    def _key_group(self, name: str, a: GroundAtom) -> Iterator[tuple[str, tuple, tuple]]:
+        """A functional dependency's key group that ``a`` may join: once two dependent values are
+        possible there, every possibly true tuple of the group is asked to be deleted (what each
+        pairwise denial instance would ask), incrementally as the group grows."""
+        shape = self.fds[name]
+        key = tuple(a[1][i] for i in shape.lhs)
+        group = self.fd_groups.get((name, key))
+        if group is None:
+            group = self.fd_groups[(name, key)] = _KeyGroup(shape, key)
+            for row in self.state.match_possible(shape.pred, group.pattern):
+                group.add(row)
+        else:
+            group.add(a[1])
+        if len(group.values) > 1:
+            fresh = group.rows[group.asked:]
+            group.asked = len(group.rows)
+            yield (name, tuple((shape.pred, row) for row in fresh), ())
 
     def _record(self, name: str, d: Denial, full: dict, seen: dict):
         pos = tuple(_ground(b.atom, full) for b in d.body if isinstance(b, Literal) and b.positive)
@@ -628,7 +738,30 @@ class Relevance:
             problem.denials.append((name, live_pos, live_neg))
             for a in live_pos + live_neg:
                 need(a)
+        for (name, key), group in self.fd_groups.items():
+            pred = group.shape.pred
+            by_value: dict[Constant, tuple[bool, list[GroundAtom]]] = {}
+            for row in self.state.match_possible(pred, group.pattern):
+                a = (pred, row)
+                certain, live = by_value.setdefault(row[group.shape.rhs], (False, []))
+                if self.state.fixed(a):
+                    if self.state.now(a) and not certain:
+                        by_value[row[group.shape.rhs]] = (True, live)
+                else:
+                    live.append(a)
+            values = [(certain, tuple(live)) for certain, live in by_value.values() if certain or live]
+            if len(values) < 2:
+                continue
+            if sum(certain for certain, _ in values) > 1:
+                problem.fixed_conflicts.append(f"constraint {name} is violated by facts that no candidate change affects")
+                continue
+            problem.at_most_one.append((name, values))
+            for _, live in values:
+                for a in live:
+                    need(a)
         while todo:
+            if len(problem.rules) % 4096 == 0 and self._late():
+                return
             a = todo.pop()
             for rule in self.by_head.get(a[0], ()):
                 for head in rule.head:
@@ -657,6 +790,27 @@ class Relevance:
                             (pos if b.positive else neg).append(g)
                             need(g)
                         problem.rules.append((a, tuple(pos), tuple(neg)))
+
+
+class _KeyGroup:
+    """The tuples of one key of a functional dependency that hold or may come to hold."""
+
+    def __init__(self, shape: FdShape, key: tuple):
+        self.shape = shape
+        pattern: list = [None] * shape.arity
+        for i, v in zip(shape.lhs, key):
+            pattern[i] = v
+        self.pattern = tuple(pattern)
+        self.rows: list[tuple] = []
+        self.seen: set[tuple] = set()
+        self.values: set = set()
+        self.asked = 0  # rows[:asked] were asked to be deleted already
+
+    def add(self, row: tuple) -> None:
+        if row not in self.seen:
+            self.seen.add(row)
+            self.rows.append(row)
+            self.values.add(row[self.shape.rhs])
 
 
 def _order(body, binding, skip):

@@ -12,17 +12,20 @@
 
 from __future__ import annotations
 
+import math
 import itertools
 import time
 from collections.abc import Set
-from typing import Iterable, Mapping
+from dataclasses import replace
+from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key
+from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
 from .asp import AspProblem
 from ..engines.compute import refuse_computation
+from .family import FAMILY_MIN, Family, find_families
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
 from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
@@ -48,6 +51,9 @@ def propose(
     index: ModelIndex | None = None,
     violations: list | None = None,
     exhaustive: bool = True,
+    families: bool = True,
+    on_realization: Callable[[Realization], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -65,9 +71,10 @@ def propose(
         ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
         minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).
     limit : int, optional
-        Stop after this many realizations (status ``bounded``).
+        Stop after this many realizations, the smallest (status ``bounded``); a family counts once.
     timeout : float, optional
-        Seconds for the search (status ``timeout``, with what was found so far).
+        Seconds for the whole answer — candidates, grounding, solving, verification and side
+        effects (status ``timeout``, with what was found so far).
     candidates : str
         Values for existential variables: ``"attribute"`` (values already in the attribute
         positions the variable meets) or ``"herbrand"`` (every constant), plus fresh constants.
@@ -82,11 +89,19 @@ def propose(
     exhaustive : bool
         For ``method="transform"``: go on past the first round with realizations (the default:
         every minimal realization); ``False`` stops there, as seed 002's Algorithm 1 is written.
+    families : bool
+        Fold realizations that differ only in the value of a parameter into one
+        (:mod:`nablog.solver.family`); ``Realization.members()`` lists them.
+    on_realization, progress : callables, optional
+        Called with each realization as soon as it is verified, and with a line on the phase the
+        search is in (for streaming output and progress at a terminal).
     index, violations : optional
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
     """
     start = time.monotonic()
+    check_bounds(limit, timeout)
+    deadline = None if timeout is None else start + timeout
     if method not in METHODS:
         raise NablogError(f"unknown view-update method {method!r}", hint="choose one of " + ", ".join(METHODS))
     if candidates not in CANDIDATE_POLICIES:
@@ -112,19 +127,12 @@ def propose(
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
     verifier = Verifier(rules, model, request, consistent=not violations)
     found: dict[tuple, Realization] = {}
-    status = "complete"
 
-    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "") -> bool:
-        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
-        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
-        insert, delete, fresh = canonical(insert, delete, fresh_names)
-        key = (insert, delete)
-        if key in found:
-            return True
+    def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "") -> Realization:
         verified = verifier.realizes(insert, delete)
         if verified is None or not verifier.minimal(insert, delete):
             raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
-        found[key] = Realization(
+        return Realization(
             sorted_atoms(map(_user_atom, insert)),
             sorted_atoms(map(_user_atom, delete)),
             verifier.side_effects(verified[1], verified[2]),
@@ -134,6 +142,13 @@ def propose(
             basis,
             kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
         )
+
+    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "") -> bool:
+        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
+        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
+        insert, delete, fresh = canonical(insert, delete, fresh_names)
+        if (insert, delete) not in found:
+            found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason)
         return limit is None or len(found) < limit
 
     if method == "transform":
@@ -149,8 +164,15 @@ def propose(
         bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
         protect=protected,
         universe=universe,
+        group_fds=method == "asp",  # the tableaux methods read pairwise denial instances
     )
-    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated)
+    if progress:
+        progress("finding the relevant candidate changes")
+    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
+    if problem.timed_out:
+        return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(problem.candidates))
+    if progress:
+        progress(f"{len(problem.candidates):,} candidate changes; solving")
     if problem.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
 
@@ -171,21 +193,107 @@ def propose(
             enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
         realizations = ranked(found.values())
         status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded else "complete")
-        message, reasons = _message(realizations, status, problem, enumeration)
+        message, reasons = _message(realizations, status, problem, enumeration.core)
         return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
 
     asp = AspProblem(problem)
-    enumeration = asp.enumerate(
-        lambda change_set: accept_changes([problem.candidates[k] for k in sorted(change_set)], problem.fresh, "asp"),
-        timeout=remaining,
-    )
-    realizations = ranked(found.values())
-    if enumeration.status == "timeout":
-        status = "timeout"
-    elif enumeration.status == "stopped" or problem.bounded:
+    rows: list[Realization] = []
+    level_status = "complete"
+    for size, change_sets, level_status in asp.by_size(deadline):
+        if progress:
+            progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
+        level: dict[tuple, tuple] = {}
+        for change_set in change_sets:
+            changes = [problem.candidates[k] for k in sorted(change_set)]
+            insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
+            delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
+            insert, delete, fresh = canonical(insert, delete, problem.fresh)
+            level.setdefault((insert, delete), fresh)
+        ordered = sorted(level, key=lambda c: ([atom_key(a) for a in c[0]], [atom_key(a) for a in c[1]]))
+        for item in find_families(ordered, FAMILY_MIN if families else len(ordered) + 1):
+            if deadline is not None and time.monotonic() >= deadline:
+                level_status = "timeout"
+                break
+            if isinstance(item, Family):
+                realization = _family_realization(item, verifier, index, basis, problem.fresh)
+            else:
+                realization = accept(item[0], item[1], level[item])
+            rows.append(realization)
+            if on_realization:
+                on_realization(realization)
+            if limit is not None and len(rows) >= limit:
+                level_status = "stopped"
+                break
+        if level_status != "complete":
+            break
+    status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
+    if status == "complete" and problem.bounded:
         status = "bounded"
-    message, reasons = _message(realizations, status, problem, enumeration)
-    return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+    core = asp.explain_failure(deadline) if not rows and status == "complete" else []
+    message, reasons = _message(rows, status, problem, core)
+    return Proposal(request, status, rows, message, reasons, len(problem.candidates))
+
+
+def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str]) -> Realization:
+    """One realization standing for a family: its first and last members are verified by
+    re-evaluation; every member is a model of the ground problem, which has the same request,
+    constraints and minimality (blocked smaller sets) for all of them."""
+    checked = None
+    for binding in dict.fromkeys([family.bindings[0], family.bindings[-1]]):
+        insert, delete = family.member(binding)
+        verified = verifier.realizes(insert, delete)
+        if verified is None or not verifier.minimal(insert, delete):
+            raise AssertionError(f"a member of a family does not verify: +{insert} -{delete}")
+        checked = checked or verified
+    family = replace(family, condition=family_condition(family, index))
+    family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
+    fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
+    return Realization(
+        family.pattern[0],
+        family.pattern[1],
+        verifier.side_effects(checked[1], checked[2]),
+        fresh,
+        f"verified: {len(family):,} realizations, one per value of {family.parameter}; the first and last were re-evaluated, "
+        "every one meets the request, every constraint and minimality in the ground problem",
+        basis,
+        family=family,
+    )
+
+
+def family_condition(family: Family, index: ModelIndex) -> str:
+    """The values the family's variables take, in words: as the current facts its deletions need,
+    with the few exceptions, when that describes them exactly; else as a count and examples."""
+    names = ", ".join(v.name for v in family.variables)
+    needs = [a for a in family.pattern[1] if any(isinstance(t, Var) for t in a.args)]
+    covered = {t for a in needs for t in a.args if isinstance(t, Var)}
+    members = set(family.bindings)
+    if needs and covered == set(family.variables):
+        matches = set()
+        for binding in _join(needs, {}, index):
+            matches.add(tuple(binding[v] for v in family.variables))
+            if len(matches) > len(members) + 10:
+                break
+        others = matches - members
+        if members <= matches and len(others) <= 10:
+            text = " and ".join(str(a) for a in needs) + " hold" + ("s" if len(needs) == 1 else "") + " now"
+            if others:
+                shown = sorted({b[0] for b in others}, key=constant_sort_key)
+                text += f", {family.parameter} not " + ", ".join(format_constant(v) for v in shown)
+            return f"{names}: {text} ({len(members):,} values)"
+    first = ", ".join(format_constant(b[0]) for b in family.bindings[:3])
+    return f"{names}: {len(members):,} values ({family.parameter} = {first}{', …' if len(members) > 3 else ''})"
+
+
+def _join(atoms, binding, index):
+    if not atoms:
+        yield binding
+        return
+    a, rest = atoms[0], atoms[1:]
+    pattern = tuple(binding.get(t) if isinstance(t, Var) else t for t in a.args)
+    for row in index.match(a.pred, pattern):
+        extended = dict(binding)
+        if all(extended.setdefault(t, v) == v for t, v in zip(a.args, row) if isinstance(t, Var)):
+            yield from _join(rest, extended, index)
 
 
 def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request: Request, insert, delete, shown: int = 5) -> list[str]:
@@ -224,20 +332,33 @@ def ranked(realizations) -> list[Realization]:
     return sorted(realizations, key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
 
 
-def _message(realizations, status, problem, enumeration) -> tuple[str, list[str]]:
+def check_bounds(limit: int | None, timeout: float | None) -> None:
+    """A limit is a whole number of at least 1 and a timeout a finite number of seconds above 0."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise NablogError(f"limit must be a whole number of at least 1, not {limit!r}", hint="leave the limit out for every realization")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0):
+        raise NablogError(f"timeout must be a finite number of seconds above 0, not {timeout!r}", hint="leave the timeout out to search without one")
+
+
+def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
     n = len(realizations)
-    reasons = [c for c in enumeration.core if not c.startswith("request")]
+    reasons = [c for c in core if not c.startswith("request")]
     if n:
         text = f"{n} minimal realization" + ("" if n == 1 else "s")
+        folded = [r for r in realizations if r.family is not None]
+        if folded:
+            text += f" ({len(folded)} of them famil" + ("y" if len(folded) == 1 else "ies") + " of " + " + ".join(f"{len(r.family):,}" for r in folded) + " members)"
     elif reasons:
         text = "no realization: the request contradicts " + ", ".join(reasons)
+    elif status == "timeout":
+        text = "no realization found before the timeout"
     elif status == "bounded":
         text = "no finite realization was found within the bounds"
     else:
         text = "no realization: no change of base facts makes the request hold"
     if status == "bounded":
         text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
-    elif status == "timeout":
+    elif status == "timeout" and n:
         text += " (timeout: the search was stopped; these are the realizations found so far)"
     return text, reasons
 

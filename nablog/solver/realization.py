@@ -13,7 +13,8 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
-from ..lang import SPLIT_PREFIX, Atom, Delta, Program, constant_sort_key
+from ..lang import SPLIT_PREFIX, Atom, Delta, NablogError, Program, constant_sort_key, format_constant
+from .family import Family
 from .request import Request
 
 
@@ -115,6 +116,34 @@ class Realization:
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
     # Lines naming the kernels (seed 003, Def. 4) the changes cut or complete, computed on demand.
     kernels: Callable[[], list[str]] | None = field(default=None, compare=False, repr=False)
+    family: Family | None = field(default=None, compare=False, repr=False)  # when it stands for many
+
+    def members(self) -> list["Realization"]:
+        """The realizations this one stands for: itself, or every member of its family (their
+        side effects are computed when one is applied)."""
+        if self.family is None:
+            return [self]
+        return [self.member(b) for b in self.family.bindings]
+
+    def member(self, binding: tuple) -> "Realization":
+        """The member of the family whose variables take ``binding``."""
+        assert self.family is not None
+        insert, delete = self.family.member(binding)
+        values = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, binding))
+        return Realization(sorted_atoms(insert), sorted_atoms(delete), Update(), self.fresh, f"member {values} of a family", self.basis)
+
+    def pick(self, values: Mapping[str, object]) -> "Realization":
+        """The member of the family with these variable values (``{"D": "d42"}``); the other
+        variables follow from the parameter."""
+        assert self.family is not None
+        binding = self.family.find(values)
+        if binding is None:
+            shown = ", ".join(f"{k}={format_constant(v)}" for k, v in values.items())
+            raise NablogError(
+                f"no member of the family has {shown}",
+                hint=f"{self.family.condition}; nablog propose ... --expand lists them",
+            )
+        return self.member(binding)
 
     @property
     def size(self) -> int:
@@ -131,9 +160,19 @@ class Realization:
 
     def explain(self) -> str:
         """A readable account: the changes, their side effects and why the realization was chosen."""
-        out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
+        if self.family is not None:
+            out = [f"a family of {len(self.family):,} realizations, {self.size} change" + ("" if self.size == 1 else "s") + " each:"]
+        else:
+            out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
         out += [f"  {line}" for line in self.changes.lines()] or ["  (none)"]
-        if self.side_effects:
+        if self.family is not None:
+            out.append(f"where {self.family.condition}")
+            first = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, self.family.bindings[0]))
+            out.append(f"(--set {self.family.parameter.name}=VALUE picks one, --expand lists them)")
+            if self.side_effects:
+                out.append(f"side effects on views, for {first}:")
+                out += [f"  {line}" for line in self.side_effects.lines()]
+        elif self.side_effects:
             out.append("side effects on views:")
             out += [f"  {line}" for line in self.side_effects.lines()]
         else:
@@ -147,15 +186,42 @@ class Realization:
         return "\n".join(out)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "insert": [str(a) for a in self.insert],
             "delete": [str(a) for a in self.delete],
             "side_effects": self.side_effects.to_json(),
             "fresh": list(self.fresh),
         }
+        if self.family is not None:
+            out["family"] = {
+                "variables": [v.name for v in self.family.variables],
+                "parameter": self.family.parameter.name,
+                "condition": self.family.condition,
+                "count": len(self.family),
+                "members": [[format_constant(v) for v in b] for b in self.family.bindings],
+                "side_effects_of": [format_constant(v) for v in self.family.bindings[0]],
+            }
+        return out
 
     def substitute(self, values: Mapping[str, object]) -> "Realization":
-        """The same changes with fresh constants replaced by the given values."""
+        """The same changes with fresh constants replaced by the given values (for a family: the
+        member with those values of its variables, see :meth:`pick`)."""
+        if self.family is not None:
+            names = {v.name for v in self.family.variables}
+            if set(values) <= names:
+                return self.pick(values)
+            # A new constant of the family's member that has one: that member, substituted.
+            fresh = {k: v for k, v in values.items() if k not in names}
+            member = self.pick({k: v for k, v in values.items() if k in names}) if set(values) & names else None
+            if member is None:
+                holding = [b for b in self.family.bindings if set(fresh) <= set(b)]
+                if len(holding) != 1:
+                    raise NablogError(
+                        "--set " + ", ".join(fresh) + ": not a new constant of this family",
+                        hint=f"name its variables: --set {self.family.parameter.name}=VALUE",
+                    )
+                member = self.member(holding[0])
+            return Realization(member.insert, member.delete, member.side_effects, tuple(f for f in self.fresh if f in fresh), member.reason, self.basis).substitute(fresh)
 
         changes = self.delta.substitute(values)
         effects = Delta(frozenset(self.side_effects.insert), frozenset(self.side_effects.delete)).substitute(values)
@@ -175,7 +241,9 @@ class Proposal:
 
     ``status`` is ``complete`` (every minimal realization within the candidate policy is listed),
     ``bounded`` (a bound — ``limit``, ``max_fresh``, rounds — cut the search: there may be more,
-    or realizations needing more new constants), or ``timeout``. When there is no realization,
+    or realizations needing more new constants), ``timeout``, or ``interrupted`` (Ctrl-C at the
+    command line). Realizations come smallest first, then in the order of their atoms; a family
+    (``Realization.family``) stands for many and counts once. When there is no realization,
     ``reasons`` names a minimal set of constraints, protected facts and request atoms that
     together exclude every change.
     """
@@ -266,6 +334,41 @@ class Verifier:
             tuple(a for a in induced.insert if a not in requested),
             tuple(a for a in induced.delete if a not in requested),
         )
+
+
+def check_before_writing(
+    rules: Program, model: Mapping[str, Set], realization: Realization, request: Request | None, consistent: bool
+) -> None:
+    """Refuse a realization that is not one: its changes (after ``--set`` replaced new constants,
+    or as a caller built them) must make ``request`` hold, keep every constraint (all of them
+    when ``consistent``, else those the changes touch are re-checked from scratch), and have no
+    proper subset that does the same. Raises :class:`NablogError` naming what fails.
+
+    >>> from nablog import Database
+    >>> db = Database.from_text("s(X) :- g(X, Z). #constraint one :- g(X, A), g(X, B), A != B. g(1, a).")
+    >>> r = Realization((Atom("g", (1, "b")),), ())
+    >>> check_before_writing(db.rules, db.python_model(), r, None, True)
+    Traceback (most recent call last):
+    ...
+    nablog.lang.errors.NablogError: error: the changes violate constraint one: g(1, a), g(1, b)
+    hint: choose another value for the new constants, or propose again
+    """
+    if realization.family is not None:
+        raise NablogError("a family of realizations is not one change", hint=f"pick a member: --set {realization.family.parameter.name}=VALUE")
+    hint = "choose another value for the new constants, or propose again"
+    engine = PythonEngine()
+    new, gained, lost = engine.update(rules, model, insert=_facts(realization.insert), delete=_facts(realization.delete), changes=True)
+    if request is not None:
+        for sign, atom in request.atoms():
+            if (tuple(atom.args) in new.get(atom.pred, ())) != (sign == "+"):
+                raise NablogError(f"the changes do not realize the request: {sign}{atom} fails after them", hint=hint)
+    violations = find_violations(rules, new, engine, (gained, lost) if consistent else None, limit=1)
+    if violations:
+        v = violations[0]
+        witness = ", ".join(str(a) for a in v.witnesses[0]) if v.witnesses and v.witnesses[0] else "the required atom does not hold"
+        raise NablogError(f"the changes violate constraint {v.constraint}: {witness}", hint=hint)
+    if request is not None and not Verifier(rules, model, request, consistent).minimal(realization.insert, realization.delete):
+        raise NablogError("the changes are not minimal: fewer of them realize the request as well", hint=hint)
 
 
 def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:

@@ -60,7 +60,7 @@ A rational and efficient algorithm for view deletion in databases, ILPS 1997.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import networkx as nx
@@ -159,22 +159,26 @@ class GroundModel:
 
     def _evaluate(self, value: dict[GroundAtom, bool], components) -> dict[GroundAtom, bool]:
         """Recompute the given components (indices into ``order``, ascending) in place."""
-        rules = self.problem.rules
         for k in components:
-            component = self.order[k]
+            value.update(self.fixpoint(k, lambda b: value.get(b, False)))
+        return value
+
+    def fixpoint(self, k: int, outside) -> dict[GroundAtom, bool]:
+        """The least fixpoint of component ``k``, reading the atoms below it with ``outside``."""
+        component = self.order[k]
+        value = {a: False for a in component}
+        rules = self.problem.rules
+        grew = True
+        while grew:
+            grew = False
             for a in component:
-                value[a] = False
-            grew = True
-            while grew:
-                grew = False
-                for a in component:
-                    if value[a]:
-                        continue
-                    for i in self.instances.get(a, ()):
-                        _, pos, neg = rules[i]
-                        if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
-                            value[a] = grew = True
-                            break
+                if value[a]:
+                    continue
+                for i in self.instances.get(a, ()):
+                    _, pos, neg = rules[i]
+                    if all(value[b] if b in value else outside(b) for b in pos) and not any(outside(c) for c in neg):
+                        value[a] = grew = True
+                        break
         return value
 
     def values(self, changes: Iterable[Change]) -> "_Values":
@@ -259,20 +263,7 @@ class _Values:
             self.memo[a] = result
             return result
         # A recursive component: its least fixpoint, with the atoms below it asked for.
-        component = model.order[k]
-        value = {b: False for b in component}
-        inside = set(component)
-        grew = True
-        while grew:
-            grew = False
-            for b in component:
-                if value[b]:
-                    continue
-                for i in model.instances.get(b, ()):
-                    _, pos, neg = rules[i]
-                    if all(value[c] if c in inside else self.get(c) for c in pos) and not any(self.get(c) for c in neg):
-                        value[b] = grew = True
-                        break
+        value = model.fixpoint(k, self.get)
         self.memo.update(value)
         return value[a]
 
@@ -393,10 +384,17 @@ class UpdateTableau:
                     return clause
         for name, pos, neg in p.denials:
             if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
-                clause = Clause(tuple(Goal("-", b) for b in pos) + tuple(Goal("+", c) for c in neg), (), f"constraint {name}")
-                if clause not in self.held_back:
-                    self.held_back.add(clause)
-                    return clause
+                # The literals this branch asked to change are its body: the clause then applies
+                # only to branches making the same changes (a clause applicable everywhere would
+                # split every later branch); the unconditional clause is the fallback when the
+                # violation comes about otherwise.
+                failing = [Goal("-", b) for b in pos] + [Goal("+", c) for c in neg]
+                asked = tuple(g for g in failing if complement(g) in on_branch)
+                conditional = Clause(tuple(g for g in failing if complement(g) not in asked), tuple(complement(g) for g in asked), f"constraint {name}")
+                for clause in (conditional, Clause(tuple(failing), (), f"constraint {name}")):
+                    if clause not in self.held_back:
+                        self.held_back.add(clause)
+                        return clause
         for head, indices in self.deferred.items():
             if Goal("-", head) in on_branch and value.get(head, False):
                 for i in list(indices):

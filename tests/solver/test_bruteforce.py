@@ -153,6 +153,38 @@ def test_realizations_equal_brute_force_over_every_change_set(case):
     program, facts, (sign, atom) = case
     db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
     proposal = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1)
-    got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for r in proposal}
+    # A family stands for its members: unfolded, they are the realizations.
+    members = [m for r in proposal for m in r.members()]
+    got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for r in members}
     expected = brute_force(program, facts, (sign, atom))
     assert got == expected
+    assert len(members) == len(got)
+    # Smallest first, then by atoms; with a limit, the first ones of that same list.
+    sizes = [r.size for r in proposal]
+    assert sizes == sorted(sizes)
+    assert sizes[:1] == ([min(len(i) + len(d) for i, d in expected)] if expected else [])
+    unfolded = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1, families=False)
+    assert sorted(map(_key, unfolded)) == sorted(map(_key, members))
+    for limit in range(1, len(proposal)):
+        assert db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1, limit=limit).realizations == proposal.realizations[:limit]
+
+
+def _key(r):
+    return (tuple(map(str, r.insert)), tuple(map(str, r.delete)))
+
+
+FD = Denial((Literal(Atom("c", (X, Y))), Literal(Atom("c", (X, Var("Z")))), Comparison("!=", Y, Var("Z"))), "fd_c")
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(databases())
+def test_a_functional_dependency_grouped_per_key_gives_the_brute_force_realizations(case):
+    # A functional dependency is grounded as one at-most-one constraint per key group, not as
+    # pairwise denial instances: the realizations are the same.
+    program, facts, (sign, atom) = case
+    facts = {**facts, "c": {(x, y) for x, y in facts["c"] if not any(x == u and y != v for u, v in facts["c"])}}
+    program = Program(program.statements + (FD,))
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    proposal = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1)
+    got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for p in proposal for r in p.members()}
+    assert got == brute_force(program, facts, (sign, atom))

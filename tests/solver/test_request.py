@@ -57,9 +57,21 @@ def test_an_ill_typed_request_is_an_error():
 
 
 def test_a_time_budget_stops_the_search_with_status_timeout():
-    proposal = Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", timeout=0)
+    proposal = Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", timeout=1e-9)
     assert proposal.status == "timeout"
-    assert "timeout" in proposal.message
+    assert proposal.message.startswith("no realization found before the timeout")
+
+
+@pytest.mark.parametrize("timeout", [0, -5, float("inf"), float("nan"), True])
+def test_a_timeout_that_is_no_time_budget_is_refused(timeout):
+    with pytest.raises(NablogError, match="timeout must be a finite number of seconds above 0"):
+        Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", timeout=timeout)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 2.5])
+def test_a_limit_below_one_is_refused(limit):
+    with pytest.raises(NablogError, match="limit must be a whole number of at least 1"):
+        Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", limit=limit)
 
 
 def test_proposals_serialise_to_json():

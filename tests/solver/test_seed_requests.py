@@ -39,10 +39,24 @@ def test_seed_003_example_1_three_realizations_with_side_effects():
 def test_seed_003_example_1_with_the_whole_herbrand_universe_shows_one_parametrised_realization():
     proposal = Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", candidates="herbrand")
     assert proposal.status == "complete"
-    # Over every constant, (c) with an existing person or chair as the group is just as minimal;
-    # realizations that differ only in the new constant's name are still one.
-    assert sum(1 for r in proposal if r.fresh) == 1
-    assert ["+staff_group(aravindan, infor2)"] in lines(proposal)
+    # Over every constant, (c) with an existing person or chair as the group is just as minimal:
+    # seed 003's note, "(c) recurs once per existing constant, which a good answer shows as one
+    # realization with a parameter". The new constant is one of the family's values.
+    assert lines(proposal) == [
+        ["+staff_group(aravindan, infor2)"],
+        ["+group_chair(D, gerhard)", "+staff_group(aravindan, D)", "-group_chair(infor2, gerhard)"],
+        ["+group_chair(infor1, gerhard)", "-group_chair(infor1, matthias)", "-group_chair(infor2, gerhard)"],
+    ]
+    family = proposal[1]
+    assert [b for b, in family.family.bindings] == ["aravindan", "delhibabu", "gerhard", "matthias", "new1"]
+    assert family.fresh == ("new1",)
+    assert [m.changes.lines() for m in family.members()][-1] == [
+        "+group_chair(new1, gerhard)", "+staff_group(aravindan, new1)", "-group_chair(infor2, gerhard)"
+    ]
+    assert family.substitute({"new1": "infor9"}).changes.lines() == [
+        "+group_chair(infor9, gerhard)", "+staff_group(aravindan, infor9)", "-group_chair(infor2, gerhard)"
+    ]
+    assert family.family.condition == "D: 5 values (D = aravindan, delhibabu, gerhard, …)"
 
 
 def test_seed_002_section_4_1_only_r1_2():

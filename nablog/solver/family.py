@@ -1,0 +1,113 @@
+"""Families of realizations: many realizations that differ only in the values of parameters, shown once.
+
+Seed 003, Example 1 (note on realization (c)): a realization that inserts through an existential
+variable "recurs once per existing constant, which a good answer shows as one realization with a
+parameter". Realizations of one size are grouped when they have the same shape (the same
+predicates in the same order) and one argument position — the parameter — takes a different value
+in every member; the other varying positions are then functions of it (the current head of the
+department chosen, say).
+
+>>> from nablog.lang import Atom
+>>> [f.pattern for f in find_families([((Atom("m", ("a", d)), Atom("h", (d, "x"))), ()) for d in ("d1", "d2", "d3")], 3)]
+[((Atom(pred='m', args=('a', Var(name='D'))), Atom(pred='h', args=(Var(name='D'), 'x'))), ())]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..lang import Atom, Var, constant_sort_key
+
+ChangeSet = tuple[tuple[Atom, ...], tuple[Atom, ...]]  # (insert, delete), each sorted
+FAMILY_MIN = 3
+"""Fewest members a family has; fewer alike realizations are listed one by one."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """Change sets sharing one pattern: ``pattern`` is (insert, delete) with variables, the
+    ``parameter`` takes a distinct value in every member, ``bindings`` give each member's values
+    (one per variable, in the order of ``variables``), sorted by the parameter."""
+
+    pattern: ChangeSet
+    variables: tuple[Var, ...]
+    parameter: Var
+    bindings: tuple[tuple, ...]
+    condition: str = ""
+
+    def __len__(self) -> int:
+        return len(self.bindings)
+
+    def member(self, binding: Sequence) -> ChangeSet:
+        values = dict(zip(self.variables, binding))
+        return (tuple(_bind(a, values) for a in self.pattern[0]), tuple(_bind(a, values) for a in self.pattern[1]))
+
+    def members(self) -> list[ChangeSet]:
+        return [self.member(b) for b in self.bindings]
+
+    def find(self, values: Mapping[str, object]) -> tuple | None:
+        """The binding of the member whose variables take ``values`` (names to constants)."""
+        if not values or not set(values) <= {v.name for v in self.variables}:
+            return None
+        for binding in self.bindings:
+            if all(values.get(v.name, b) == b for v, b in zip(self.variables, binding)):
+                return binding
+        return None
+
+
+def find_families(change_sets: Sequence[ChangeSet], least: int = FAMILY_MIN) -> list[Family | ChangeSet]:
+    """The change sets of one size, with each family of at least ``least`` alike ones folded into a
+    :class:`Family`; the rest stay as they are. Order: as given, a family at its first member."""
+    by_shape: dict[tuple, list[int]] = {}
+    for i, (insert, delete) in enumerate(change_sets):
+        shape = (tuple((a.pred, a.arity) for a in insert), tuple((a.pred, a.arity) for a in delete))
+        by_shape.setdefault(shape, []).append(i)
+    folded: dict[int, Family] = {}
+    absorbed: set[int] = set()
+    for indices in by_shape.values():
+        if len(indices) < least:
+            continue
+        for family, members in _split(change_sets, indices, least):
+            folded[members[0]] = family
+            absorbed.update(members)
+    out: list[Family | ChangeSet] = []
+    for i, change_set in enumerate(change_sets):
+        if i in folded:
+            out.append(folded[i])
+        elif i not in absorbed:
+            out.append(change_set)
+    return out
+
+
+def _split(change_sets, indices, least):
+    """The change sets of one shape as one family, when one argument position takes a different
+    value in each (the parameter): every other varying position is then a function of it."""
+    rows = [change_sets[i][0] + change_sets[i][1] for i in indices]
+    positions = [(k, j) for k, a in enumerate(rows[0]) for j in range(a.arity)]
+    columns = {q: tuple(r[q[0]].args[q[1]] for r in rows) for q in positions}
+    parameter = next((q for q in positions if len(set(columns[q])) == len(rows)), None)
+    if parameter is None:
+        return []
+    # One variable per distinct column of values among the varying positions, the parameter first.
+    names: dict[tuple, Var] = {columns[parameter]: Var("D")}
+    for q in positions:
+        if len(set(columns[q])) > 1 and columns[q] not in names:
+            names[columns[q]] = Var(f"V{len(names)}")
+    variables = tuple(names.values())
+    pattern = []
+    for k, a in enumerate(rows[0]):
+        args = tuple(names.get(columns[(k, j)], v) for j, v in enumerate(a.args))
+        pattern.append(Atom(a.pred, args))
+    n_insert = len(change_sets[indices[0]][0])
+    value_columns = list(names)
+    bindings = sorted(
+        (tuple(col[m] for col in value_columns) for m in range(len(rows))),
+        key=lambda b: tuple(constant_sort_key(v) for v in b),
+    )
+    family = Family((tuple(pattern[:n_insert]), tuple(pattern[n_insert:])), variables, variables[0], tuple(bindings))
+    return [(family, list(indices))]
+
+
+def _bind(a: Atom, values: Mapping[Var, object]) -> Atom:
+    return Atom(a.pred, tuple(values.get(t, t) if isinstance(t, Var) else t for t in a.args))
