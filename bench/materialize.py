@@ -39,7 +39,15 @@ DATA = shared_data()
 GNP_P = 0.001
 GNP_SIZES = (1000, 2000, 3000, 4000, 5000)
 SPARK_MAX_GNP = 2000
-TARGET = 2.0
+TARGET = 1.5
+SHAPES = {  # the summary's rows: shape -> (table, workload label)
+    "dense G(5000, 0.001)": ("tc-gnp", "G(5000, 0.001)"),
+    "email-Eu-core": ("tc-real", "email-Eu-core"),
+    "WordNet hypernyms": ("tc-real", "WordNet hypernyms"),
+    "sparse 1e5 (deep)": ("tc-sparse", "100,000 edges"),
+    "sparse 1e4": ("tc-sparse", "10,000 edges"),
+    "same generation, tree 4,000": ("sg-tree", "tree 4,000"),
+}
 REPEAT_BELOW = 30.0
 TABLES = {
     "tc-gnp": "Transitive closure on random graphs G(n, 0.001)",
@@ -144,19 +152,29 @@ class Stopwatch:
         self.cpu_seconds = time.process_time() - self._cpu
 
 
-def child(engine: str, workload: Workload, idle: bool) -> dict:
-    """Build the input, ready the engine, and (unless ``idle``) time the evaluation of the view."""
+def child(engine: str, workload: Workload, idle: bool, profile: bool = False) -> dict:
+    """Build the input, ready the engine, and (unless ``idle``) time the evaluation of the view.
+    With ``profile`` (python engine) the report also lists each semi-naive round's costs."""
     src, dst = GRAPHS[workload.graph](*workload.params)
-    run = run_duckdb if engine == PEER else run_nablog
-    count, seconds, cpu_seconds = run(engine, workload.view, src, dst, idle)
-    return {"edges": len(src), "count": count, "seconds": seconds, "cpu_seconds": cpu_seconds}
+    rounds: list[dict] = []
+    if engine == PEER:
+        count, seconds, cpu_seconds = run_duckdb(engine, workload.view, src, dst, idle)
+    else:
+        count, seconds, cpu_seconds = run_nablog(engine, workload.view, src, dst, idle, rounds if profile else None)
+    report = {"edges": len(src), "count": count, "seconds": seconds, "cpu_seconds": cpu_seconds}
+    if profile:
+        report["rounds"] = rounds
+    return report
 
 
-def run_nablog(engine: str, view: str, src: np.ndarray, dst: np.ndarray, idle: bool) -> Timing:
+def run_nablog(engine: str, view: str, src: np.ndarray, dst: np.ndarray, idle: bool, rounds: list | None = None) -> Timing:
     from nablog.engines import get_engine
     from nablog.lang import parse
 
-    evaluator = get_engine(engine)
+    options = {}
+    if rounds is not None and engine == "python":
+        options["profile"] = lambda cost: rounds.append(asdict(cost))
+    evaluator = get_engine(engine, **options)
     if engine == "spark":
         evaluator.session  # start the JVM before the clock
     program = parse(PROGRAMS[view])
@@ -246,7 +264,7 @@ class Cell:
 def measure(engine: str, workload: Workload, args: argparse.Namespace) -> Cell:
     """Run the idle child of one cell, then the evaluating child: again, up to ``--repeat`` times,
     while it takes less than :data:`REPEAT_BELOW` seconds."""
-    argv = [sys.executable, __file__, "--child", engine, json.dumps(asdict(workload))]
+    argv = [sys.executable, __file__, "--child", engine, json.dumps(asdict(workload)), *(["--profile"] if args.profile else [])]
     whole_group = engine == "spark"  # the JVM is a separate process
     print(f"  {workload.label}: {engine} ...", end="", file=sys.stderr, flush=True)
     cell = Cell(workload, engine, run_child([*argv, "--idle"], args.timeout, whole_group))
@@ -331,18 +349,42 @@ def check_counts(workload: Workload, cells: list[Cell]) -> None:
 
 
 def summary(cells: list[Cell]) -> str:
-    """The key target: python engine time over DuckDB time on G(5000, 0.001) and the real graphs."""
-    keys = [c for c in cells if c.workload.table == "tc-real" or (c.workload.table == "tc-gnp" and c.workload.params[0] == 5000)]
-    parts = []
-    for workload in dict.fromkeys(c.workload for c in keys):
-        mine = next((c for c in keys if c.workload == workload and c.engine == "python"), None)
-        peer = next((c for c in keys if c.workload == workload and c.engine == PEER), None)
-        if mine and peer and mine.ok and peer.ok:
-            ratio = mine.seconds / peer.seconds
-            parts.append(f"{workload.label} {ratio:.2f}x ({'met' if ratio <= TARGET else 'MISSED'})")
-        else:
-            parts.append(f"{workload.label} n/a")
-    return f"Key target, python engine time / DuckDB time (goal <= {TARGET:g}x): " + "; ".join(parts)
+    """The key target, one line per shape of recursion (:data:`SHAPES`): the python engine's time
+    and memory over DuckDB's on the same graph in this run."""
+    lines = [f"Key target, python engine / DuckDB per shape (goal: time <= {TARGET:g}x, memory <= 1x):"]
+    for shape, (table, label) in SHAPES.items():
+        mine = next((c for c in cells if (c.workload.table, c.workload.label, c.engine) == (table, label, "python")), None)
+        peer = next((c for c in cells if (c.workload.table, c.workload.label, c.engine) == (table, label, PEER)), None)
+        if not (mine and peer and mine.ok and peer.ok):
+            lines.append(f"  {shape}: n/a (not run)")
+            continue
+        ratio = mine.seconds / peer.seconds
+        memory = f"memory {mine.net_mb / peer.net_mb:.2f}x" if peer.net_mb and peer.net_mb > 0 else "memory n/a"
+        lines.append(
+            f"  {shape}: python {mine.seconds:.2f} s / DuckDB {peer.seconds:.2f} s = {ratio:.2f}x "
+            f"({'met' if ratio <= TARGET else 'MISSED'}); {memory}"
+        )
+    return "\n".join(lines)
+
+
+def profile_lines(cells: list[Cell]) -> list[str]:
+    """Per python cell, the fastest run's semi-naive rounds: join, dedup and merge seconds each."""
+    lines = []
+    for cell in cells:
+        if cell.engine != "python" or not cell.ok:
+            continue
+        rounds = cell._best.report.get("rounds") or []
+        total = {k: sum(r[k] for r in rounds) for k in ("join", "dedup", "merge")}
+        lines.append(
+            f"{cell.workload.table} {cell.workload.label}: {len(rounds)} rounds, join {total['join']:.3f} s, "
+            f"dedup {total['dedup']:.3f} s, merge {total['merge']:.3f} s, other {cell.seconds - sum(total.values()):.3f} s"
+        )
+        for r in rounds:
+            lines.append(
+                f"  round {r['round']:>4}: {r['delta']:>10,} new  join {r['join']:.4f}  dedup {r['dedup']:.4f}  "
+                f"merge {r['merge']:.4f}  runs {r['runs']}"
+            )
+    return lines
 
 
 def spark_unavailable() -> str | None:
@@ -365,6 +407,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per child process (default %(default)s)")
     parser.add_argument("--repeat", type=int, default=3, help=f"runs of a cell that takes under {REPEAT_BELOW:g} s; the fastest counts (default %(default)s)")
     parser.add_argument("--spark-everywhere", action="store_true", help="also run spark on the cases it is too slow for")
+    parser.add_argument("--profile", action="store_true", help="print the python engine's join/dedup/merge seconds per semi-naive round")
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "WORKLOAD"), help=argparse.SUPPRESS)
     parser.add_argument("--idle", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -390,16 +433,16 @@ def _load(env: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parse_arguments(argv)
     if args.child:
-        child_main(*args.child, idle=args.idle)
+        child_main(*args.child, idle=args.idle, profile=args.profile)
     else:
         benchmark(args)
 
 
-def child_main(engine: str, spec: str, idle: bool) -> None:
+def child_main(engine: str, spec: str, idle: bool, profile: bool = False) -> None:
     """The child process: print the report of one engine on one workload as a JSON line."""
     fields = json.loads(spec)
     workload = Workload(**{**fields, "params": tuple(fields["params"])})
-    print(json.dumps(child(engine, workload, idle)))
+    print(json.dumps(child(engine, workload, idle, profile)))
 
 
 def benchmark(args: argparse.Namespace) -> None:
@@ -417,6 +460,9 @@ def benchmark(args: argparse.Namespace) -> None:
         cells += run_table(table, [w for w in cases if w.table == table], args.engines, unavailable, args)
     end = environment()
     print(f"\nLoad average {_load(end)} at the end (other processes on the machine skew the seconds).")
+    if args.profile:
+        print("\nPer-round costs of the python engine (fastest run of each cell):")
+        print("\n".join(profile_lines(cells)))
     print(summary(cells))
     path = save_results("materialize", {
         "environment": {"start": start, "end": end},

@@ -147,8 +147,10 @@ def child_tc(engine: str, name: str) -> dict:
         end = time.perf_counter()
         stamps = [start, *marks, end]
         return {"seconds": end - start, "pairs": pairs, "iterations": [b - a for a, b in zip(stamps, stamps[1:])]}
-    from nablog.engines.spark import SparkEngine, _count, relation_from_rows
-    from nablog.engines.spark_io import write_relations
+    from nablog.engines.spark import SparkEngine
+    from nablog.engines.spark.relations import relation_from_rows
+    from nablog.engines.spark.types import count_rows
+    from nablog.engines.spark.relations import write_relations
     from nablog.lang import parse
 
     spark_engine = SparkEngine(master=MASTER, partitioned=engine != "spark-rounds")
@@ -159,7 +161,7 @@ def child_tc(engine: str, name: str) -> dict:
         # Start the Python workers the partitioned fixpoint uses, like the JVM: not measured.
         spark_engine.run(parse(PROGRAM), {"e": {(1, 2), (2, 3)}})
         edges = relation_from_rows(spark_engine, rows, 2)
-        _count(edges.frame)
+        count_rows(edges.frame)
         start = time.perf_counter()
         model = spark_engine.run(parse(PROGRAM), {"e": edges})
         pairs = model.relations["tc"].size
@@ -251,14 +253,15 @@ def child_fd(engine: str, size: int, directory: str) -> dict:
         found = []
         seconds = fastest(lambda: found.__setitem__(slice(None), find_violations(program, model, python)))
         return {"seconds": seconds, "counts": {v.constraint: v.count for v in found}}
-    from nablog.engines.spark import SparkEngine, _count
-    from nablog.engines.spark_bulk import check
-    from nablog.engines.spark_io import read_relations
+    from nablog.engines.spark import SparkEngine
+    from nablog.engines.spark.types import count_rows
+    from nablog.engines.spark.bulk import check
+    from nablog.engines.spark.relations import read_relations
 
     spark_engine = SparkEngine(master=MASTER)
     with spark_engine.running():
         relations = read_relations(spark_engine, [directory], header=True)
-        _count(relations["tax"].frame)
+        count_rows(relations["tax"].frame)
         model = spark_engine.run(program, relations)
         check(spark_engine, program, model, limit=5)  # warm-up: the JVM's code paths, not measured
         found = []

@@ -29,7 +29,7 @@ REQUEST_COMMANDS = ("propose", "apply", "propagate")
 _REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
 
 
-UPDATE_OPTIONS = ("--simplify",)
+UPDATE_OPTIONS = ("--simplify", "--tableau")
 
 
 def _take_requests(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -72,9 +72,12 @@ def _is_file(arg: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv, requests = _take_requests(list(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
-    if requests:
-        args.files = [*args.files, *requests]
+    args, extras = parser.parse_known_args(argv)
+    # Positional arguments after the options (nablog query FILE --data DIR ATOM) belong to FILE...
+    if extras and (not hasattr(args, "files") or any(e.startswith("-") and len(e) > 1 for e in extras)):
+        parser.error("unrecognized arguments: " + " ".join(e for e in extras if e.startswith("-") or not hasattr(args, "files")))
+    if extras or requests:
+        args.files = [*args.files, *extras, *requests]
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -148,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_database_options(query, atom=True)
     query.add_argument("--json", action="store_true", help="print JSON: relation -> sorted rows, or the matching rows")
+    query.add_argument("--magic", action="store_true", help="with ATOM: evaluate the magic-set rewriting for ATOM (only what its constants need) instead of the whole model")
     query.add_argument("--ground", action="store_true", help="mediated views: print the ground answers (at most 1000, marked when there are more)")
     query.set_defaults(run=run_query)
 
@@ -193,9 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     undo = commands.add_parser(
         "undo",
         help="take back the last applied change",
-        description="Undo the newest change written by 'nablog apply' for this database.",
+        description="Undo the newest change written by 'nablog apply' for this database: its files "
+        "come back byte for byte. The undo log is .nablog/history.json beside the first program file.",
     )
     _add_database_options(undo)
+    undo.add_argument("--forget", action="store_true", help="drop the newest entry of the undo log without changing the data (when undo says the data changed since)")
     undo.set_defaults(run=run_undo)
 
     explain = commands.add_parser(
@@ -208,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
     explain.add_argument("--rules", choices=("normalized", "up", "vu"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), or view-update rules R∇ ∪ R∇τ (Def. 9, 10)")
     explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
+    explain.add_argument("--tableau", metavar="REQUEST", help="print the update tableau of a view-update request (seed 003): branches, closed/open marks, HS(b) and the minimality test; with --dot OUT, write it in Graphviz format")
+    explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
+    explain.add_argument("--branches", type=int, metavar="N", help="with --tableau: stop after N open finished branches")
     explain.set_defaults(run=run_explain)
 
     repair = commands.add_parser(
@@ -248,7 +257,7 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
 
 
 def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--method", choices=METHODS, default="asp", help="asp: clingo over goal-directed candidates (default); transform: seed 002's Algorithm 1")
+    parser.add_argument("--method", choices=METHODS, default="asp", help="asp: clingo over goal-directed candidates (default); transform: seed 002's Algorithm 1; tableaux: seed 003's update tableaux with the minimality test; tableaux-materialized: over the materialized view")
     parser.add_argument("--limit", type=_count_argument, metavar="N", help="stop after N realizations")
     parser.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
@@ -267,7 +276,7 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
 def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:
     """Program files, then an optional atom: the last argument when it is not a file."""
     *rest, last = files
-    if rest and not last.endswith(PROGRAM_SUFFIXES) and not Path(last).exists():
+    if rest and not last.endswith(PROGRAM_SUFFIXES) and not _is_file(last):
         return list(rest), last
     return list(files), None
 
@@ -276,10 +285,12 @@ def run_query(args: argparse.Namespace) -> int:
     files, atom = split_query(args.files)
     db = open_database(args, files)
     out = sys.stdout
+    if args.magic and atom is None:
+        raise NablogError("--magic needs a query atom", hint="give the atom after the files, e.g. nablog query prog.lp --magic 'p(1, Y)'")
     if atom is not None and db.mediator is not None:
         return print_mediated(sys.stdout, db, atom, args.ground, args.json)
     if atom is not None:
-        rows = db.query(atom)
+        rows = db.query(atom, magic=args.magic)
         if args.json:
             json.dump([list(r) for r in rows], out, ensure_ascii=False)
             out.write("\n")
@@ -410,12 +421,18 @@ def run_apply(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
-        print("undo with: nablog undo " + " ".join(files))
+        print("undo with: nablog undo " + " ".join([*files, *(f"--data {d}" for d in args.data)]))
     return 0
 
 
 def run_undo(args: argparse.Namespace) -> int:
     db = open_database(args, args.files)
+    if args.forget:
+        if db.stores is None:
+            raise NablogError("undo needs a database read from files", hint="give the program files")
+        entry = db.stores.forget()
+        print("nothing to undo" if entry is None else f"forgot the change of {entry.get('time', '?')}" + (f" ({entry['request']})" if entry.get("request") else "") + "; the data is unchanged")
+        return 0
     update = db.undo()
     if update is None:
         print("nothing to undo")
@@ -442,7 +459,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_bulk_check(args: argparse.Namespace) -> int:
     """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
-    from .engines.spark_bulk import WITNESS_CAP, check_files
+    from .engines.spark.bulk import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
     checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
@@ -459,7 +476,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    from .engines import spark_bulk
+    from .engines.spark import bulk as spark_bulk
 
     progress = Progress.for_terminal()
     options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)
@@ -506,6 +523,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
     program = parse_files(args.files)
     analysis = analyze(program)
+    if args.tableau is not None:
+        return print_tableau(sys.stdout, args)
     if args.simplify is not None:
         return print_simplified(sys.stdout, program, args.simplify)
     if args.rules:
@@ -532,6 +551,26 @@ def run_explain(args: argparse.Namespace) -> int:
         out.write(f"  {u} -> {v}{'  (negative)' if data['negative'] else ''}\n")
     if args.dot:
         out.write(f"wrote the dependency graph to {args.dot}\n")
+    return 0
+
+
+def print_tableau(out: TextIO, args: argparse.Namespace) -> int:
+    """The update tableau of a request (seed 003, Def. 14-20, 24), as a tree or in Graphviz."""
+    from .solver.tableaux import request_tableau
+
+    db = Database.from_files(*args.files)
+    tableau = request_tableau(db.rules, db.facts, db.python_model(), args.tableau, materialized=args.materialized)
+    if args.dot:
+        text = tableau.dot(limit=args.branches) + "\n"
+        if args.dot == "-":
+            out.write(text)
+            return 0
+        _write_text_atomically(Path(args.dot), text)
+    variant = "over the materialized view (IDB+, Algorithms 5, 6)" if args.materialized else "with the strong minimality test (Algorithms 3, 4)"
+    out.write(f"update tableau for {args.tableau.strip()} {variant}:\n")
+    out.write(tableau.tree(limit=args.branches) + "\n")
+    if args.dot:
+        out.write(f"wrote the tableau to {args.dot}\n")
     return 0
 
 

@@ -22,10 +22,12 @@ from typing import Iterable, Mapping, Sequence
 
 from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
+from .io.stores import Stores
 from .lang import (
     Atom,
     BaseDeclaration,
     ConstrainedRule,
+    Delta,
     Denial,
     Facts,
     Literal,
@@ -78,6 +80,7 @@ class Database:
     ):
         self.sources = list(sources)
         self.program_paths: list[Path] = []
+        self.stores: Stores | None = Stores([], self.sources) if self.sources else None
         self._version = 0
         self.mediator = None
         if is_mediated(program.statements):  # seed 000: rules and facts form a mediator
@@ -113,19 +116,20 @@ class Database:
     ) -> "Database":
         """A database from program files and data: directories of CSV/Parquet files named after
         their relations, single CSV/Parquet files, SQLite databases, or ``.lp`` facts files."""
-        program = parse_files(paths)
-        data = list(data)
-        sources = []
-        if data:
-            from .io import open_source
+        from .io import open_source
 
-            sources = [open_source(p, header=header) for p in data]
+        sources = [open_source(p, header=header) for p in data]
+        stores = Stores(paths, sources) if (paths or sources) else None
+        if stores is not None:
+            stores.recover()  # a commit a killed process left is finished or taken back first
+        program = parse_files(paths)
         facts: dict[str, set[tuple]] = {}
         for source in sources:
             for pred, rows in source.load().items():
                 facts.setdefault(pred, set()).update(rows)
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
+        db.stores = stores
         db.basis = db.fingerprint()
         return db
 
@@ -189,11 +193,17 @@ class Database:
             raise QueryError("this program has no constrained rules", hint="domain calls belong to rules with '||' (seed 000)")
         self.mediator.register_domain(name, **functions)
 
-    def query(self, atom: str | Atom, ground: bool = False):
+    def query(self, atom: str | Atom, magic: bool = False, ground: bool = False):
         """The tuples of the atom's predicate that match its constants and repeated variables, sorted.
+
+        With ``magic=True`` the model is not computed: the magic-set rewriting for the atom
+        (:mod:`nablog.transforms.magic`) is evaluated instead, which derives only what the
+        atom's constants need; the answers are the same.
 
         >>> Database.from_text("e(1,2). e(2,2). e(3,1).").query("e(X, X)")
         [(2, 2)]
+        >>> Database.from_text("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y). e(1,2). e(2,3). e(4,5).").query("p(1, Y)", magic=True)
+        [(1, 2), (1, 3)]
 
         A mediated program (seed 000) answers with constrained atoms, or with ``ground=True`` with
         the pair (rows, complete): ``complete`` is False when there were more than 1000 solutions.
@@ -202,7 +212,8 @@ class Database:
             return self.mediator.ground(atom) if ground else self.mediator.query(atom)
         if isinstance(atom, str):
             atom = parse_atom(atom)
-        arities = {**{p: _arity_of(r) for p, r in self.model().items()}, **self.rules.signatures}
+        known = self._facts if magic else self.model()
+        arities = {**{p: _arity_of(r) for p, r in known.items()}, **self.rules.signatures}
         if atom.pred not in arities:
             raise QueryError(
                 f"unknown predicate {atom.pred}/{atom.arity} in the query",
@@ -215,7 +226,14 @@ class Database:
                 atom.loc,
                 f"write {atom.pred} with {arities[atom.pred]} arguments",
             )
-        return sorted((row for row in self.model().get(atom.pred, ()) if _matches(atom, row)), key=row_sort_key)
+        if magic:
+            from .transforms.magic import magic_sets
+
+            rewrite = magic_sets(self.rules, atom)
+            rows = self.engine.evaluate(rewrite.program, self._facts).get(rewrite.answer.pred, ())
+        else:
+            rows = self.model().get(atom.pred, ())
+        return sorted((row for row in rows if _matches(atom, row)), key=row_sort_key)
 
     # -- constraints ------------------------------------------------------------------------------
 
@@ -252,7 +270,7 @@ class Database:
         candidates: str = "attribute",
         max_fresh: int = 2,
         protect: Iterable[str | Atom] = (),
-        exhaustive: bool = False,
+        exhaustive: bool = True,
     ) -> "Proposal":
         """Every subset-minimal realization of a view-update request (see :func:`nablog.solver.propose`).
 
@@ -302,7 +320,10 @@ class Database:
         from .solver import parse_request
         from .views import propagate
 
+        from .solver.propose import check_request
+
         request = parse_request(update) if isinstance(update, str) else update
+        check_request(self.rules, self.python_model(), request)
         derived = self.rules.derived
         for _, atom in request.atoms():
             if atom.pred in derived and base_part(atom.pred) not in self._facts:
@@ -322,50 +343,18 @@ class Database:
     # -- applying changes ---------------------------------------------------------------------------
 
     def fingerprint(self) -> str:
-        """Size and modification time of every file the database was read from; for a database
-        held in memory only, the number of changes applied to it."""
-        if not (self.program_paths or self.sources):
+        """What the data was read from, as :meth:`nablog.io.Stores.fingerprint` says (size,
+        modification time and inode of every file); for a database held in memory only, the
+        number of changes applied to it."""
+        if self.stores is None:
             return f"in memory, version {self._version}"
-        parts = []
-        for path in [*self.program_paths, *(s.location for s in self.sources)]:
-            path = Path(path)
-            files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-            for f in files:
-                try:
-                    st = f.stat()
-                except OSError:
-                    parts.append(f"{f}:missing")
-                    continue
-                parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
-        return "|".join(parts)
+        return self.stores.fingerprint()
 
-    def _stores(self) -> list:
-        from .io import FactsFile
-
-        return [FactsFile(p) for p in self.program_paths] + list(self.sources)
-
-    def _owner(self, pred: str):
-        """The fact store that holds ``pred``: where its facts are, or where a new relation goes."""
-        stores = self._stores()
-        holders = [s for s in stores if pred in s.relations()]
-        if len(holders) > 1:
-            raise NablogError(
-                f"relation {pred} is stored in several places: " + ", ".join(str(h.location) for h in holders),
-                hint="keep each relation in one file or directory so changes have one place to go",
-            )
-        if holders:
-            return holders[0]
-        if self.sources:
-            return self.sources[0]
-        for store, path in zip(stores, self.program_paths):
-            if any(isinstance(s, BaseDeclaration) and any(p == pred for p, _ in s.signatures) for s in parse_files([path]).statements):
-                return store
-        return stores[0] if stores else None
-
-    def apply(self, realization: "Realization", request: str = "") -> "Update":
-        """Write a realization's changes back to where the facts came from, atomically per fact
-        store, and record them for ``undo``; return the induced update (seed 002, Def. 2) on base
-        and derived relations.
+    def apply(self, change: "Realization | Delta", request: str = "") -> "Update":
+        """Commit a realization's changes (or a correction table's, or any :class:`~nablog.lang.Delta`
+        on base relations) to where the facts came from — all stores at once, crash-safe, with
+        the undo log (:meth:`nablog.io.Stores.commit`) — and return the induced update (seed
+        002, Def. 2) on base and derived relations.
 
         A realization proposed from data that has changed since is refused.
 
@@ -373,84 +362,31 @@ class Database:
         >>> print(db.apply(db.propose("+p(1).")[0]).lines())
         ['+p(1)', '-r(1)']
         """
-        if realization.basis and realization.basis != self.fingerprint():
+        basis = getattr(change, "basis", "")
+        if basis and basis != self.fingerprint():
             raise NablogError(
                 "the data changed since this realization was proposed",
                 hint="propose again to get realizations for the current data",
             )
-        requested: dict[str, tuple[set, set]] = {}
-        for atom in realization.insert:
-            requested.setdefault(atom.pred, (set(), set()))[0].add(tuple(atom.args))
-        for atom in realization.delete:
-            requested.setdefault(atom.pred, (set(), set()))[1].add(tuple(atom.args))
-        # Only true changes count (seed 002, Def. 1): inserting a stored fact or deleting an absent
-        # one changes nothing, and undo must not take back what was there before.
-        stored = {pred: self._facts.get(base_part(pred) if pred in self.rules.derived else pred, set()) for pred in requested}
-        changes = {pred: (ins - stored[pred], dele & stored[pred]) for pred, (ins, dele) in requested.items()}
-        changes = {pred: c for pred, c in changes.items() if c[0] or c[1]}
-        record: dict[str, dict] = {}
-        if self.program_paths or self.sources:
-            stores: dict[str, object] = {}
-            by_store: dict[str, dict[str, tuple[set, set]]] = {}
-            for pred, change in changes.items():
-                store = self._owner(pred)
-                stores.setdefault(str(store.location), store)
-                by_store.setdefault(str(store.location), {})[pred] = change
-            from .io.history import History
+        delta = change if isinstance(change, Delta) else change.delta
+        if isinstance(change, Delta):
+            from .solver.propose import check_request
 
-            history = History.beside(self.program_paths[0] if self.program_paths else self.sources[0].location)
-            try:
-                for location, relations in by_store.items():
-                    store = stores[location]
-                    current = store.load(list(relations))
-                    store.write({pred: (current.get(pred, set()) - dele) | ins for pred, (ins, dele) in relations.items()})
-                    record[location] = {
-                        pred: {"insert": sorted_json(ins), "delete": sorted_json(dele)} for pred, (ins, dele) in relations.items()
-                    }
-            except NablogError as error:
-                if record:
-                    # Some stores were written: record them, so that `nablog undo` can take them back.
-                    history.push({"request": request, "changes": record, "partial": True})
-                    error.hint = (error.hint or "") + f"; {len(record)} of {len(by_store)} fact stores were changed: nablog undo takes them back"
-                raise
-            history.push({"request": request, "changes": record})
-        return self._changed(changes)
+            check_request(self.rules, self.python_model(), delta)
+        if self.stores is None:
+            # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
+            real = delta.stored(self.rules.derived).real(self._facts).shown()
+        else:
+            real = self.stores.commit(delta, request=request, basis=self.basis)
+        return self._changed(real.by_relation())
 
     def undo(self) -> "Update | None":
-        """Undo the newest applied change recorded beside the program; None when there is none."""
-        from .io import open_source
-        from .io.history import History
-
-        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
-        if anchor is None:
+        """Undo the newest change committed to this database's files (byte for byte, see
+        :meth:`nablog.io.Stores.undo`); None when there is none."""
+        if self.stores is None:
             raise NablogError("undo needs a database read from files", hint="give the program files")
-        history = History.beside(anchor)
-        entry = history.peek()
-        if entry is None:
-            return None
-        stores = {str(s.location): s for s in self._stores()}
-        changes: dict[str, tuple[set, set]] = {}
-        plan = []
-        for location, relations in entry["changes"].items():
-            store = stores.get(location) or open_source(location)
-            current = store.load(list(relations))
-            restored = {}
-            for pred, change in relations.items():
-                ins = {tuple(r) for r in change["insert"]}
-                dele = {tuple(r) for r in change["delete"]}
-                rows = current.get(pred, set())
-                if not ins <= rows or rows & dele:
-                    raise NablogError(
-                        f"cannot undo: {pred} in {location} changed after the change being undone",
-                        hint="undo only works while the data is as that apply left it",
-                    )
-                restored[pred] = (rows - ins) | dele
-                changes[pred] = (dele, ins)
-            plan.append((store, restored))
-        for store, restored in plan:
-            store.write(restored)
-        history.pop()
-        return self._changed(changes)
+        inverse = self.stores.undo()
+        return None if inverse is None else self._changed(inverse.by_relation())
 
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
         """Bring facts and model up to date after changes; return the induced update."""
@@ -477,10 +413,6 @@ class Database:
 
     def is_consistent(self) -> bool:
         return not self.violations()
-
-
-def sorted_json(rows) -> list[list]:
-    return [list(r) for r in sorted(rows, key=row_sort_key)]
 
 
 def _matches(atom: Atom, row: tuple) -> bool:

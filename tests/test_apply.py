@@ -70,8 +70,9 @@ def test_apply_writes_csv_directories(tmp_path):
     (data / "staff_group.csv").write_text("person,group\ndelhibabu,infor1\naravindan,infor1\n")
     db = Database.from_files(tmp_path / "rules.lp", data=[data])
     db.apply(db.propose(REQUEST)[0])
-    assert (data / "staff_group.csv").read_text() == "person,group\naravindan,infor1\naravindan,infor2\ndelhibabu,infor1\n"
-    assert sorted(p.name for p in data.iterdir()) == ["group_chair.csv", "staff_group.csv"]
+    # Untouched rows keep their order; the new row comes last.
+    assert (data / "staff_group.csv").read_text() == "person,group\ndelhibabu,infor1\naravindan,infor1\naravindan,infor2\n"
+    assert sorted(p.name for p in data.iterdir()) == [".nablog", "group_chair.csv", "staff_group.csv"]  # .nablog: header decisions
 
 
 def test_apply_writes_sqlite_in_one_transaction(tmp_path):
@@ -107,15 +108,22 @@ def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
     db = Database.from_files(chairs)
     realization = db.propose(REQUEST)[1]
 
-    def crash(*args, **kwargs):
-        raise OSError(28, "No space left on device")
+    replace = os.replace
+
+    def crash(source, target):
+        if os.fspath(target) == os.fspath(chairs):
+            raise OSError(28, "No space left on device")
+        replace(source, target)
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(NablogError) as info:
         db.apply(realization)
     assert str(info.value).splitlines()[0] == f"error: cannot replace {chairs}: No space left on device"
     assert chairs.read_text() == original
-    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == []
+    assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == [".nablog"]
+    state = chairs.parent / ".nablog"
+    assert sorted(p.name for p in state.iterdir()) == ["lock", "undo"]  # no journal, no history entry
+    assert list((state / "undo").iterdir()) == []  # no saved version left
 
 
 def test_cli_propose_json(chairs, capsys):

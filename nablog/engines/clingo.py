@@ -16,7 +16,8 @@ from typing import Iterable, Mapping
 
 import clingo
 
-from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var
+from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, format_constant
+from ..lang.ast import clingo_string
 from .base import Model, prepare
 
 CLINGO_MIN, CLINGO_MAX = -(2**31), 2**31 - 1
@@ -37,8 +38,13 @@ def clingo_term(term) -> str:
                 hint="use the python or spark engine for this data",
             )
         return str(term)
-    escaped = term.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+    try:
+        return clingo_string(term)
+    except ValueError:
+        raise NablogError(
+            f"the string {format_constant(term)[:60]} holds a NUL character, which clingo cannot represent",
+            hint="use the python engine for this data, or remove the NUL",
+        ) from None
 
 
 def clingo_atom(atom: Atom) -> str:

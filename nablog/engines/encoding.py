@@ -17,6 +17,7 @@ Python tuples. Iteration yields tuples in the order of constants.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Iterator, Set
 from typing import Mapping
 
@@ -31,13 +32,34 @@ _KEY_BITS = 62
 class ConstantDictionary:
     """A bijection between constants and ids ``0..n-1`` that preserves the order of constants."""
 
-    def __init__(self, values: list[Constant]):
+    def __init__(self, values: list[Constant], ints: np.ndarray | None = None):
         self.values = values
-        self.ids: dict[Constant, int] = {v: i for i, v in enumerate(values)}
+        self._ids: dict[Constant, int] | None = None
         self._array: np.ndarray | None = None
+        # The integer constants (the first ids) as int64, or False when one does not fit.
+        self._ints: np.ndarray | bool | None = ints
+
+    @property
+    def ids(self) -> dict[Constant, int]:
+        """Constant to id (built on first use: bulk encoding of integers does not need it)."""
+        if self._ids is None:
+            self._ids = dict(zip(self.values, range(len(self.values))))
+        return self._ids
 
     @classmethod
     def build(cls, constants: Iterable[Constant]) -> "ConstantDictionary":
+        return cls.encoding(constants)[0]
+
+    @classmethod
+    def encoding(cls, constants: Iterable[Constant], int_arrays: Iterable[np.ndarray] = ()) -> tuple["ConstantDictionary", list[np.ndarray]]:
+        """The dictionary of ``constants`` and of the integers in ``int_arrays`` (int64 arrays, as
+        :func:`int_rows` reads them), and the ids of each array's values: integers are numbered in
+        bulk, by one sort of them all, not one Python object at a time.
+
+        >>> d, ids = ConstantDictionary.encoding(["x", 5], [np.array([7, 3, 7])])
+        >>> d.values, ids[0].tolist()
+        ([3, 5, 7, 'x'], [2, 0, 2])
+        """
         unique = set(constants)
         ints = [c for c in unique if type(c) is int]
         strs = [c for c in unique if type(c) is str]
@@ -45,9 +67,30 @@ class ConstantDictionary:
             bad = next(c for c in unique if type(c) not in (int, str))
             raise TypeError(f"not a nablog constant: {bad!r} ({type(bad).__name__})")
         # Integers before strings, each in its natural order (strings by code point).
-        ints.sort()
         strs.sort()
-        return cls(ints + strs)
+        arrays = list(int_arrays)
+        if arrays:
+            try:
+                given = np.asarray(ints, dtype=INT)
+            except OverflowError:  # a constant of the program beyond 64 bits
+                d = cls.build(unique.union(*(a.tolist() for a in arrays)))
+                return d, [d.encode_rows(a.tolist(), 1).ravel() for a in arrays]
+            # Integers come first in the order of constants, so strings do not move their ids.
+            sorted_ints, inverse = np.unique(np.concatenate([given, *arrays]), return_inverse=True)
+            ends = np.cumsum([len(given)] + [len(a) for a in arrays])
+            return cls(sorted_ints.tolist() + strs, sorted_ints), [inverse[a:b] for a, b in zip(ends, ends[1:])]
+        ints.sort()
+        return cls(ints + strs), []
+
+    def int_values(self) -> np.ndarray | None:
+        """The integer constants (the first ids, in order) as int64; None when one does not fit."""
+        if self._ints is None:
+            n = bisect.bisect_left(self.values, True, key=lambda v: type(v) is str)
+            try:
+                self._ints = np.array(self.values[:n], dtype=INT)
+            except OverflowError:
+                self._ints = False
+        return None if self._ints is False else self._ints  # type: ignore[return-value]
 
     def extended(self, constants: Iterable[Constant]) -> tuple["ConstantDictionary", np.ndarray]:
         """This dictionary with ``constants`` added, and the map from old ids to new ones.
@@ -86,6 +129,16 @@ class ConstantDictionary:
         return self.ids.get(value)
 
     def encode_rows(self, rows: Iterable[tuple], arity: int) -> np.ndarray:
+        """Rows as an (n, arity) array of ids (integers looked up in bulk when :func:`int_rows`
+        reads them, by binary search in the dictionary's integers)."""
+        array = int_rows(rows, arity) if isinstance(rows, (set, frozenset, list, tuple)) else None
+        if array is not None:
+            ints = self.int_values()
+            if ints is not None and len(ints):
+                ids = np.searchsorted(ints, array)
+                np.minimum(ids, len(ints) - 1, out=ids)
+                if (ints[ids] == array).all():
+                    return ids
         ids = self.ids
         flat = [ids[v] for row in rows for v in row]
         return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
@@ -94,6 +147,32 @@ class ConstantDictionary:
         if self._array is None:
             self._array = np.array(self.values, dtype=object)
         return self._array[column].tolist()
+
+
+def int_rows(rows: Set | list | tuple, arity: int | None = None) -> np.ndarray | None:
+    """``rows`` as an (n, arity) int64 array when every value is a Python ``int`` within 64 bits;
+    None otherwise (strings, larger integers, rows of other widths: encode them value by value).
+
+    Reading a column of integers through ``numpy.fromiter`` instead of a dictionary lookup per
+    value is what makes encoding the edges of a graph cheap (the small-job cost of the engine).
+
+    >>> int_rows({(1, 2)}).tolist(), int_rows([(1, "a")]), int_rows([(True, 2)])
+    ([[1, 2]], None, None)
+    """
+    n = len(rows)
+    if not n:
+        return None
+    if arity is None:
+        arity = len(next(iter(rows)))
+    if not arity:
+        return None
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=INT)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if len(flat) != n * arity or set(map(type, itertools.chain.from_iterable(rows))) != {int}:
+        return None  # ragged rows, or bools and other int-like values nablog does not accept
+    return flat.reshape(n, arity)
 
 
 def key_base(size: int) -> int:
@@ -128,11 +207,15 @@ def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
     return cols[::-1]
 
 
-def sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here)."""
+def sorted_unique(keys: np.ndarray, owned: bool = False) -> np.ndarray:
+    """Sorted distinct values; sort plus neighbour comparison (numpy.unique is slow here).
+    With ``owned`` the caller hands ``keys`` over: they are sorted in place, not copied first."""
     if len(keys) < 2:
         return np.sort(keys)
-    keys = np.sort(keys)
+    if owned:
+        keys.sort()
+    else:
+        keys = np.sort(keys)
     keep = np.empty(len(keys), dtype=bool)
     keep[0] = True
     np.not_equal(keys[1:], keys[:-1], out=keep[1:])
@@ -149,12 +232,17 @@ def member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
 
 
 def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sorted union of two sorted arrays with no value in common."""
+    """The sorted union of two sorted arrays with no value in common.
+
+    A stable sort of the two concatenated is numpy's timsort, which finds the two runs and merges
+    them in linear time: 3.4 times faster than inserting ``b`` at its ``searchsorted`` positions
+    for halves of 2.5 million keys, 1.3 times for 200 thousand into 4.8 million (bench/kernels.py).
+    """
     if len(a) == 0:
         return b
     if len(b) == 0:
         return a
-    return np.insert(a, np.searchsorted(a, b), b)
+    return np.sort(np.concatenate([a, b]), kind="stable")
 
 
 def row_view(rows: np.ndarray) -> np.ndarray:
@@ -189,7 +277,7 @@ class EncodedRelation(Set):
             count = n if n is not None else 0
             return cls(dictionary, 0, np.zeros(min(count, 1), INT), None)
         if fits_in_key(len(dictionary), arity):
-            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary))), None)
+            return cls(dictionary, arity, sorted_unique(pack(columns, len(dictionary)), owned=True), None)
         rows = np.stack(columns, axis=1).astype(INT, copy=False)
         return cls(dictionary, arity, None, unique_rows(rows))
 
@@ -251,9 +339,9 @@ class EncodedRelation(Set):
         ids = [self.dictionary.id(v) for v in row]  # type: ignore[arg-type]
         if any(i is None for i in ids):
             return False
-        if self._keys is not None:
+        if self.packed:
             probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
-            return bool(member(self._keys, probe)[0])
+            return bool(self.contains_keys(probe)[0])
         assert self._rows is not None
         return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
 
@@ -343,15 +431,6 @@ class PatchedRelation(EncodedRelation):
         if self._keys is not None:
             return member(self._keys, probe)
         return (self.base.contains_keys(probe) & ~member(self.minus, probe)) | member(self.plus, probe)
-
-    def __contains__(self, row: object) -> bool:
-        if not isinstance(row, tuple) or len(row) != self.arity:
-            return False
-        ids = [self.dictionary.id(v) for v in row]  # type: ignore[arg-type]
-        if any(i is None for i in ids):
-            return False
-        probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
-        return bool(self.contains_keys(probe)[0])
 
 
 def lex_range(rows: np.ndarray, probe) -> tuple[int, int]:

@@ -12,49 +12,92 @@ negated literal as soon as its variables are bound, so filters run on the smalle
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..lang import Analysis, Comparison, Literal, Program, Rule, Var
 
 
 def body_order(rule: Rule, start: int | None = None) -> list[Literal | Comparison]:
-    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal."""
-    positives = [i for i, b in enumerate(rule.body) if isinstance(b, Literal) and b.positive]
-    filters = [b for b in rule.body if not (isinstance(b, Literal) and b.positive)]
+    """The body of ``rule`` in evaluation order; ``start`` is the index of the first positive literal.
+
+    The order is computed once per rule and start (each semi-naive round asks again for the same
+    rules), as body positions, so that the elements returned are this rule's own objects.
+
+    Greedy: next comes the positive literal sharing the most bound variables (then the one with
+    the most constants, then the first); each filter comes as soon as its variables are bound.
+    A heap keyed on those counts, updated per newly bound variable, keeps it O(n log n) in the
+    size of the body (a rule of 20,000 literals plans in well under a second).
+    """
+    return [rule.body[i] for i in _body_positions(rule, start)]
+
+
+@lru_cache(maxsize=4096)
+def _body_positions(rule: Rule, start: int | None) -> tuple[int, ...]:
+    position = {id(b): i for i, b in enumerate(rule.body)}
+    return tuple(position[id(element)] for element in _body_order(rule, start))
+
+
+def _body_order(rule: Rule, start: int | None) -> list[Literal | Comparison]:
+    body = rule.body
+    positives = [i for i, b in enumerate(body) if isinstance(b, Literal) and b.positive]
+    filters = [b for b in body if not (isinstance(b, Literal) and b.positive)]
     if not positives:
         return list(filters)
+    constants = {i: _constant_count(body[i]) for i in positives}
     if start is None:
         # Most constants first (most selective), then source order.
-        start = max(positives, key=lambda i: (_constant_count(rule.body[i]), -i))
+        start = max(positives, key=lambda i: (constants[i], -i))
     order: list[Literal | Comparison] = []
     bound: set[Var] = set()
-    remaining = [i for i in positives if i != start]
-    pending = list(filters)
+    shared = dict.fromkeys(positives, 0)
+    literals_with: dict[Var, list[int]] = {}
+    for i in positives:
+        for v in set(body[i].variables()):
+            literals_with.setdefault(v, []).append(i)
+    # Filters wait for their (named) variables: a count of unbound ones per filter.
+    unbound = [len({v for v in f.variables() if v.name != "_"}) for f in filters]
+    filters_with: dict[Var, list[int]] = {}
+    for j, f in enumerate(filters):
+        for v in {v for v in f.variables() if v.name != "_"}:
+            filters_with.setdefault(v, []).append(j)
+    placed = [False] * len(filters)
+    heap = [(0, -constants[i], i) for i in positives if i != start]
+    heapq.heapify(heap)
+    taken = {start}
 
-    def take(element: Literal | Comparison) -> None:
+    def take(element: Literal | Comparison, ready: list[int]) -> None:
         order.append(element)
-        bound.update(v for v in element.variables() if v.name != "_")
-        ready = [f for f in pending if all(v in bound or v.name == "_" for v in f.variables())]
-        for f in ready:
-            pending.remove(f)
-            order.append(f)
+        for v in set(element.variables()):
+            if v.name == "_" or v in bound:
+                continue
+            bound.add(v)
+            for i in literals_with.get(v, ()):
+                if i not in taken:
+                    shared[i] += 1
+                    heapq.heappush(heap, (-shared[i], -constants[i], i))
+            for j in filters_with.get(v, ()):
+                unbound[j] -= 1
+                if unbound[j] == 0:
+                    ready.append(j)
+        for j in sorted(ready):
+            placed[j] = True
+            order.append(filters[j])
 
-    take(rule.body[start])  # type: ignore[arg-type]
-    while remaining:
-        # Prefer literals that share variables with what is bound (avoid cross products).
-        best = max(remaining, key=lambda i: (_shared(rule.body[i], bound), _constant_count(rule.body[i]), -i))
-        remaining.remove(best)
-        take(rule.body[best])  # type: ignore[arg-type]
-    order.extend(pending)  # only reachable for unsafe rules, which analysis rejects
+    take(body[start], [j for j in range(len(filters)) if unbound[j] == 0])  # type: ignore[arg-type]
+    while heap:
+        count, _, i = heapq.heappop(heap)
+        if i in taken or -count != shared[i]:
+            continue  # a stale entry: the literal was taken, or shares more by now
+        taken.add(i)
+        take(body[i], [])  # type: ignore[arg-type]
+    order.extend(f for j, f in enumerate(filters) if not placed[j])  # only reachable for unsafe rules, which analysis rejects
     return order
 
 
 def _constant_count(element) -> int:
     return sum(1 for t in element.atom.args if not isinstance(t, Var))
-
-
-def _shared(element, bound: set[Var]) -> int:
-    return sum(1 for v in set(element.variables()) if v in bound)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ new contents of some relations without touching the others.
 Files are replaced atomically: the new contents go to a temporary file in the same directory
 (named ``.<name>.<random>.tmp``), which is flushed, fsynced and then renamed over the old file
 with :func:`os.replace`. A reader sees the old file or the new one, never half of each; a failure
-at any point leaves the old file as it was and removes the temporary file.
+at any point leaves the old file as it was and removes the temporary file. A change of several
+files (or stores) at once is made all-or-nothing by the journal of :mod:`nablog.io.stores`.
 """
 
 from __future__ import annotations
@@ -51,13 +52,20 @@ class FactSource(ABC):
         A requested relation that is not stored is returned as an empty set.
         """
 
-    @abstractmethod
     def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
         """Replace the stored contents of each given relation by the given rows, atomically.
 
         Relations not named in ``changes`` are left untouched. A relation that is not stored yet
         is created when it has rows (an empty new relation is not created: its arity is unknown).
+        (A change across several stores, with history and crash recovery, goes through
+        :meth:`nablog.io.Stores.commit` instead.)
         """
+        commit_all(self.stage(changes))
+
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
+        """Write the new contents of every changed file to temporary files named with ``tag``
+        (``.<name>.<tag>.tmp``) and return them, not yet renamed; nothing when nothing changes."""
+        raise NotImplementedError(f"{type(self).__name__} is not written through files")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.location)!r})"
@@ -81,7 +89,7 @@ class SingleRelationFile(FactSource):
         """The rows of the file."""
 
     @abstractmethod
-    def prepare(self, rows: Rows) -> "PendingFile | None":
+    def prepare(self, rows: Rows, tag: str | None = None) -> "PendingFile | None":
         """Write ``rows`` to a temporary file beside this one; None when it holds them already."""
 
     def load(self, relations: Iterable[str] | None = None) -> Facts:
@@ -91,7 +99,7 @@ class SingleRelationFile(FactSource):
             out[self.relation] = self.read()
         return out
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
         new = normalize_changes(changes)
         for name in new:
             if name != self.relation:
@@ -100,10 +108,8 @@ class SingleRelationFile(FactSource):
                     where=str(self.location),
                     hint=f"give a directory to store several relations, one {self.format_name} file each",
                 )
-        if self.relation in new:
-            pending = self.prepare(new[self.relation])
-            if pending is not None:
-                pending.commit()
+        pending = self.prepare(new[self.relation], tag) if self.relation in new else None
+        return [pending] if pending is not None else []
 
 
 # -- values ------------------------------------------------------------------------------------
@@ -276,7 +282,7 @@ class PendingFile:
         except BaseException:
             self.discard()
             raise
-        _fsync_directory(self.target.parent)
+        fsync_directory(self.target.parent)
 
     def discard(self) -> None:
         """Remove the temporary file (if it is still there)."""
@@ -286,14 +292,19 @@ class PendingFile:
             pass
 
 
-def prepare_file(target: Path, write: Callable[[BinaryIO], None]) -> PendingFile:
+def tmp_path(target: Path, tag: str | None = None) -> Path:
+    """The temporary file a new version of ``target`` is written to: ``.<name>.<tag>.tmp`` beside it
+    (a random tag when none is given; a commit names its files with its own tag)."""
+    return target.parent / f".{target.name}.{tag or secrets.token_hex(6)}.tmp"
+
+
+def prepare_file(target: Path, write: Callable[[BinaryIO], None], tag: str | None = None) -> PendingFile:
     """Write a temporary file in ``target``'s directory with ``write``, flushed and fsynced.
 
     The temporary file gets the permission bits of the file it will replace (or the default
     permissions of a new file), so replacing a file does not change who may read it.
     """
-    directory = target.parent
-    tmp = directory / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    tmp = tmp_path(target, tag)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as e:
@@ -337,7 +348,7 @@ def commit_all(pending: list[PendingFile]) -> None:
             raise
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     # The rename is durable only once the directory entry is on disk; some systems cannot
     # open directories, and then there is nothing more to do.
     try:

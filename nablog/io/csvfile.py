@@ -17,13 +17,14 @@ Header rule (``header=None``)
     The first row is a header when all of these hold, judged on it and the (up to 1000) rows
     that follow it with the same width:
 
-    1. none of its fields is an integer, and its non-empty fields are pairwise different;
+    1. none of its fields is a number (an integer, or a float such as ``0.5`` or ``1e-5``), and
+       its non-empty fields are pairwise different;
     2. no column *votes data*: a column votes data when the first row's field occurs again
        further down the same column (column names do not repeat as values);
     3. some column *votes header*: its first-row field is non-empty and either
        (a) every non-empty value below it is *numeric-like* (has a digit and no letter:
-       ``12``, ``00260881``, ``5.3``, ``744-9007``, ``1964-09-09``) while the first-row field
-       is not, or
+       ``12``, ``00260881``, ``5.3``, ``744-9007``, ``1964-09-09``; or a float such as ``1e-5``)
+       while the first-row field is not, or
        (b) at least two non-empty values below it all have one *shape* and the first-row
        field's shape differs. A shape writes each run of upper-case letters as ``A``, of other
        letters as ``a``, of digits as ``9``, and keeps other characters: ``AL`` and ``GR``
@@ -34,18 +35,28 @@ Header rule (``header=None``)
     carol,dave`` is data. A file that gives no evidence (``Lake,Island / Arresø,Seeland /
     Lough Neagh,Ireland``: names over names) is read as data, and so is a file of one row
     without integers (a lone header looks like a lone row). Force ``header=True`` for such
-    files, and ``header=False`` to be sure a file without header is read as data. A
-    :class:`CsvFile` remembers what it found or was told, so writing and reading again through
-    the same object never changes its mind; a new object (a new session) judges the file
-    again, which matters for string-only files: pass ``header`` explicitly for those.
+    files, and ``header=False`` to be sure a file without header is read as data.
+
+Decided once
+    Whatever was decided — guessed or given — is recorded beside the file, in
+    ``.nablog/csv-headers.json`` of its directory, the first time; every later read uses the
+    record (unless ``header`` is given again, which records the new choice), so a write that
+    changes what the rule would see never flips it. A guess is reported once, as a note on
+    stderr naming the file and the line taken as header (or as data). The rule is home-made
+    on purpose: pyarrow's CSV reader has no header detection (it takes the first line as a
+    header unless told otherwise) and DuckDB's sniffer is a large dependency with its own,
+    equally heuristic rules; a documented rule plus a recorded decision is what makes the
+    answer stable.
 
 Writing
-    The file is rewritten with a header only if it had one (a new file gets ``c0,c1,...`` only
-    when ``header=True`` was given), then the rows sorted column by column (integers first,
-    strings by code point). Integers are written as digits; a string is quoted when the
-    :mod:`csv` module would quote it (it contains ``,``, ``"``, CR or LF, or it is the only,
-    empty, field of its row) or when it would otherwise read back as an integer. The line ending
-    of the old file (``\\n`` or ``\\r\\n``) is kept; new files use ``\\n``.
+    An existing file keeps its bytes except where rows change: the header line, every kept
+    row's text (its quoting), the order of rows, blank lines, the line ending and the byte-order
+    mark stay; a deleted row's line goes; new rows are appended at the end, sorted. A new file
+    gets a header (``c0,c1,...``) only when ``header=True`` was given. Integers are written as
+    digits; a string is quoted when the :mod:`csv` module would quote it (it contains ``,``,
+    ``"``, CR or LF, or it is the only, empty, field of its row) or when it would otherwise read
+    back as an integer. New lines use the line ending of the old file (``\\n`` or ``\\r\\n``);
+    new files use ``\\n``.
 """
 
 from __future__ import annotations
@@ -53,6 +64,8 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +75,7 @@ from ..lang import Constant, DataError
 from .base import (
     SingleRelationFile,
     PendingFile,
+    atomic_write,
     Rows,
     is_int_text,
     located_error,
@@ -87,6 +101,7 @@ class CsvTable:
     width: int | None
     newline: str = "\n"
     bom: bool = False
+    layout: list[tuple[tuple | None, str]] | None = None  # (row or None for a header/blank line, its raw text)
 
 
 @dataclass
@@ -97,8 +112,11 @@ class _Record:
     raw: str
 
 
-def read_csv(path: Path, header: bool | None = None) -> CsvTable:
+def read_csv(path: Path, header: bool | None = None, layout: bool = False) -> CsvTable:
     """Read a CSV file into typed rows; ``header`` forces (True/False) or detects (None) a header row.
+
+    With ``layout``, the table also keeps every line's raw text in file order, so that a rewrite
+    changes only the rows that change.
 
     Raises DataError naming the file (and the row) when the file cannot be read or a row is
     malformed or has the wrong number of fields.
@@ -109,10 +127,11 @@ def read_csv(path: Path, header: bool | None = None) -> CsvTable:
         text = text[1:]
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
-    records = _records(path, text)
+    lines: list[tuple[tuple | None, str]] | None = [] if layout else None
+    records = _records(path, text, lines)
     first = next(records, None)
     if first is None:
-        return CsvTable(set(), None, None, newline, bom)
+        return CsvTable(set(), None, None, newline, bom, lines)
     ahead = list(itertools.islice(records, HEADER_SAMPLE))
     width = len(first.values)
     if header is None:
@@ -121,17 +140,19 @@ def read_csv(path: Path, header: bool | None = None) -> CsvTable:
     rows: Rows = set()
     if not header:
         rows.add(tuple(first.values))
+    elif lines is not None:
+        lines[lines.index((tuple(first.values), first.raw))] = (None, first.raw)
     for rec in itertools.chain(ahead, records):
         if len(rec.values) != width:
             raise _width_error(path, rec, width, header_fields is not None)
         rows.add(tuple(rec.values))
-    return CsvTable(rows, header_fields, width, newline, bom)
+    return CsvTable(rows, header_fields, width, newline, bom, lines)
 
 
 def _detect_header(first: _Record, sample: list[_Record]) -> bool:
     """Apply the header rule of this module's docstring to the first row and the rows below it."""
-    if any(isinstance(v, int) for v in first.values):
-        return False
+    if any(isinstance(v, int) or _is_number(t) for v, t in zip(first.values, first.texts)):
+        return False  # a number is never a column name (1e-5, 0.5 included)
     named = [t for t in first.texts if t != ""]
     if len(set(named)) != len(named):
         return False
@@ -151,8 +172,20 @@ def _detect_header(first: _Record, sample: list[_Record]) -> bool:
     return votes
 
 
+def _is_number(text: str) -> bool:
+    """Text Python reads as a float and that has a digit: ``0.5``, ``1e-5``, ``-2.``, not ``inf``."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return any(c.isdigit() for c in text)
+
+
 def _numeric_like(text: str) -> bool:
-    return any(c.isdigit() for c in text) and not any(c.isalpha() for c in text)
+    """A number however written: digits without letters (``744-9007``), or a float (``1e-5``)."""
+    if not any(c.isdigit() for c in text):
+        return False
+    return not any(c.isalpha() for c in text) or _is_number(text)
 
 
 def _shape(text: str) -> str:
@@ -169,8 +202,9 @@ def _shape(text: str) -> str:
     return "".join(out)
 
 
-def _records(path: Path, text: str) -> Iterator[_Record]:
-    """The non-blank records of a CSV text, typed, each with its first line number and raw text."""
+def _records(path: Path, text: str, layout: list | None = None) -> Iterator[_Record]:
+    """The non-blank records of a CSV text, typed, each with its first line number and raw text;
+    ``layout`` (when given) collects ``(row, raw)`` for every record and ``(None, raw)`` for blank lines."""
     consumed: list[str] = []
 
     def lines() -> Iterator[str]:
@@ -198,15 +232,19 @@ def _records(path: Path, text: str) -> Iterator[_Record]:
                 start,
             ) from None
         last_line = reader.line_num
-        if not fields:
-            continue
         raw = "".join(consumed)
+        if not fields:
+            if layout is not None:
+                layout.append((None, raw))
+            continue
         quoted = _quoted_fields(raw) if '"' in raw else None
         if quoted is not None and len(quoted) != len(fields):
             quoted = None  # cannot happen for text the csv module accepted; read values as unquoted
         values: list[Constant] = [
             f if quoted is not None and quoted[i] else text_to_constant(f) for i, f in enumerate(fields)
         ]
+        if layout is not None:
+            layout.append((tuple(values), raw))
         yield _Record(start, values, fields, raw)
 
 
@@ -283,70 +321,101 @@ def format_csv(rows: Iterable[tuple], header: list[str] | None, newline: str = "
     return "".join(out)
 
 
-def write_rows(f: BinaryIO, rows: Iterable[tuple], header: list[str] | None, newline: str, bom: bool) -> None:
-    """Write a CSV file's bytes to ``f``; the unit atomic replacement runs (and tests interrupt)."""
-    text = format_csv(rows, header, newline)
+def write_rows(f: BinaryIO, rows: Iterable[tuple], header: list[str] | None, newline: str, bom: bool, kept: Iterable[str] = ()) -> None:
+    """Write a CSV file's bytes to ``f``: the ``kept`` lines of the old file as they were, then
+    ``rows`` (sorted, under ``header`` when given); the unit atomic replacement runs (and tests interrupt)."""
+    text = "".join(kept) + format_csv(rows, header, newline)
     f.write((("\ufeff" if bom else "") + text).encode("utf-8"))
 
 
 class CsvFile(SingleRelationFile):
     """One relation in one CSV file, named after the file (``edge.csv`` holds ``edge``).
 
-    ``header`` forces a header row (True), its absence (False), or detects it (None, see the
-    module docstring). Whatever was found is remembered: later loads and writes through this
-    object use it.
+    ``header`` forces a header row (True), its absence (False), or leaves it to the decision
+    recorded for the file, else to the header rule (None, see the module docstring). A decision
+    is recorded beside the file (:data:`DECISIONS`) the first time it is made, so every later
+    read — after writes that change what the rule would see — keeps it; a guess is reported once
+    through ``note``.
     """
 
     format_name = "CSV"
 
-    def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None):
+    def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None, note=None):
         self.location = Path(path)
         self.relation = relation if relation is not None else self.location.stem
         self.header = header
+        self.note = note or _print_note
         self._header_fields: list[str] | None = None
         self._newline = "\n"
         self._bom = False
 
+    def _decided(self) -> bool | None:
+        return self.header if self.header is not None else recorded_header(self.location)
+
     def read(self) -> Rows:
         """The rows of the file (remembering its header, line ending and byte-order mark)."""
-        table = read_csv(self.location, self.header)
+        decided = self._decided()
+        table = read_csv(self.location, decided)
         self._remember(table)
+        if table.width is not None and recorded_header(self.location) != (table.header is not None):
+            recorded = record_header(self.location, table.header is not None)
+            if decided is None:
+                first = ",".join(table.header) if table.header is not None else "the first row"
+                self.note(
+                    f"{self.location}: "
+                    + (f"the first line ({_short(first)}) is read as a header" if table.header is not None else "the first line is read as data, not a header")
+                    + (f"; recorded in {decisions_path(self.location)}" if recorded else "")
+                    + " (give --header or --no-header to decide otherwise)"
+                )
         return table.rows
 
+    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
+        """Write the new contents to a temporary file; None when the file already holds ``rows``.
 
-
-    def prepare(self, rows: Rows) -> PendingFile | None:
-        """Write the new contents to a temporary file; None when the file already holds ``rows``."""
-        blank = True  # no file yet, or an empty one: a forced header gets written
+        An existing file keeps its bytes except where rows change: its header line, the text of
+        every row kept (quoting, order), blank lines, line endings and byte-order mark stay; deleted
+        rows' lines go; new rows are appended, sorted.
+        """
         if self.location.exists():
-            table = read_csv(self.location, self.header)
+            table = read_csv(self.location, self._decided(), layout=True)
             self._remember(table)
             if table.rows == rows:
                 return None
-            blank = table.width is None
+            if table.width is not None:
+                return self._rewrite(table, rows, tag)
         elif not rows:
             return None
         width = row_width(self.relation, rows, self.location)
+        self._check_width(width)
+        header = [f"c{i}" for i in range(width or 0)] if self.header else None
+        newline, bom = self._newline, self._bom
+        pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom), tag)
+        self.header = header is not None
+        self._header_fields = header
+        return pending
+
+    def _rewrite(self, table: CsvTable, rows: Rows, tag: str | None) -> PendingFile:
+        width = row_width(self.relation, rows, self.location)
+        self._check_width(width)
+        if table.header is not None and width is not None and width != len(table.header):
+            raise DataError(
+                f"cannot store rows of width {width} in {self.location}: its header has {len(table.header)} columns",
+                where=str(self.location),
+                hint="the relation's arity must match the file's columns; remove the file to change it",
+            )
+        kept = [raw for row, raw in table.layout or () if row is None or row in rows]
+        if kept and not kept[-1].endswith(("\n", "\r")):
+            kept[-1] += table.newline
+        added = rows - table.rows
+        return prepare_file(self.location, lambda f: write_rows(f, added, None, table.newline, table.bom, kept), tag)
+
+    def _check_width(self, width: int | None) -> None:
         if width == 0:
             raise DataError(
                 f"cannot store relation {self.relation} in {self.location}: CSV cannot hold a relation of arity 0",
                 where=str(self.location),
                 hint=f"write 0-ary facts like {self.relation}. in a .lp file",
             )
-        header = self._header_fields
-        if header is None and self.header and blank:
-            header = [f"c{i}" for i in range(width or 0)]
-        if header is not None and width is not None and width != len(header):
-            raise DataError(
-                f"cannot store rows of width {width} in {self.location}: its header has {len(header)} columns",
-                where=str(self.location),
-                hint="the relation's arity must match the file's columns; remove the file to change it",
-            )
-        newline, bom = self._newline, self._bom
-        pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom))
-        self.header = header is not None
-        self._header_fields = header
-        return pending
 
     def _remember(self, table: CsvTable) -> None:
         self.header = table.header is not None if table.width is not None else self.header
@@ -354,3 +423,47 @@ class CsvFile(SingleRelationFile):
         self._newline = table.newline
         self._bom = table.bom
 
+
+# -- header decisions ----------------------------------------------------------------------------
+
+DECISIONS = ".nablog/csv-headers.json"
+"""Where the header decision of each CSV file is recorded, relative to the file's directory."""
+
+
+def decisions_path(path: Path) -> Path:
+    return path.parent / DECISIONS
+
+
+def _decisions(path: Path) -> dict:
+    try:
+        data = json.loads(decisions_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_header(path: Path) -> bool | None:
+    """The recorded header decision for the CSV file ``path`` (None: none recorded)."""
+    value = _decisions(path).get(path.name)
+    return value if isinstance(value, bool) else None
+
+
+def record_header(path: Path, header: bool) -> bool:
+    """Record the header decision for ``path``; False when the directory is not writable."""
+    data = _decisions(path)
+    data[path.name] = header
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
+    try:
+        decisions_path(path).parent.mkdir(exist_ok=True)
+        atomic_write(decisions_path(path), lambda f: f.write(text))
+    except (OSError, DataError):
+        return False
+    return True
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _print_note(message: str) -> None:
+    print(f"nablog: note: {message}", file=sys.stderr, flush=True)

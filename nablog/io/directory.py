@@ -1,17 +1,20 @@
 """A directory of facts: one CSV or Parquet file per relation, named after it (``edge.csv``, ``edge.parquet``).
 
-Files with other suffixes, hidden files (temporary files of an interrupted write among them) and
-subdirectories are ignored. A relation stored both as ``.csv`` and ``.parquet`` is a DataError.
+Files with other suffixes, hidden files and directories (temporary files of an interrupted
+write, ``.nablog/``) and subdirectories are ignored; an entry named like a relation that cannot
+be read (a dangling symbolic link, a device) is a DataError, never skipped silently. A relation stored both as ``.csv`` and ``.parquet`` is a DataError.
 A relation written for the first time becomes a Parquet file when the directory holds Parquet
 files and no CSV files, a CSV file otherwise.
 
 A write prepares every changed file as a temporary file first and renames them into place
-only when all were written: a failure while writing leaves every file as it was. (Renaming
-several files is not one atomic step; each file is replaced atomically.)
+only when all were written: a failure while writing leaves every file as it was. Renaming
+several files is not one atomic step by itself: changes of user data go through
+:meth:`nablog.io.Stores.commit`, whose journal makes them all-or-nothing even when killed.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,7 +23,6 @@ from .base import (
     FactSource,
     PendingFile,
     check_relation_name,
-    commit_all,
     normalize_changes,
 )
 from .csvfile import CsvFile
@@ -48,7 +50,17 @@ class DirectorySource(FactSource):
             )
         found: dict[str, Path] = {}
         for entry in sorted(self.location.iterdir()):
-            if entry.name.startswith(".") or entry.suffix.lower() not in SUFFIXES or not entry.is_file():
+            if entry.name.startswith(".") or entry.suffix.lower() not in SUFFIXES:
+                continue
+            if not entry.is_file():
+                if entry.is_symlink() and not entry.exists():
+                    raise DataError(
+                        f"cannot read {entry}: a symbolic link to {os.readlink(entry)}, which does not exist",
+                        where=str(entry),
+                        hint="restore what the link points to, or remove the link",
+                    )
+                if not entry.is_dir():
+                    raise DataError(f"cannot read {entry}: not a regular file", where=str(entry), hint="remove it from the data directory")
                 continue
             name = entry.stem
             if name in found:
@@ -86,7 +98,7 @@ class DirectorySource(FactSource):
         """The format a new relation is written in: Parquet in a Parquet-only directory, else CSV."""
         return _new_format(self._scan())
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         files = self._scan()
         pending: list[PendingFile] = []
@@ -96,14 +108,14 @@ class DirectorySource(FactSource):
                 if path is None:
                     check_relation_name(name, self.location)
                     path = self.location / f"{name}.{_new_format(files)}"
-                prepared = self._file(name, path).prepare(new[name])
+                prepared = self._file(name, path).prepare(new[name], tag)
                 if prepared is not None:
                     pending.append(prepared)
         except BaseException:
             for p in pending:
                 p.discard()
             raise
-        commit_all(pending)
+        return pending
 
 
 def _new_format(files: dict[str, Path]) -> str:

@@ -32,11 +32,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lang import Atom, DataError, Facts, Rule, parse_statements
+from ..lang import DataError, Facts, Rule, format_constant, parse_statements
+from ..lang.ast import lp_constant
+from ..lang.parser import LINE_BREAK
 from .base import (
     FactSource,
     Rows,
-    atomic_write,
+    PendingFile,
+    prepare_file,
     normalize_changes,
     read_text,
     sorted_rows,
@@ -75,7 +78,7 @@ class _Layout:
 
 def _layout(text: str, source: str) -> _Layout:
     statements = parse_statements(text, source)
-    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
     dots: list[int] = []
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -151,7 +154,7 @@ def _rewrite(text: str, layout: _Layout, changes: Mapping[str, Rows]) -> str:
         new_rows = sorted_rows(set(changes[pred]) - present.get(pred, set()))
         if not new_rows:
             continue
-        lines = [str(Rule((Atom(pred, row),))) for row in new_rows]
+        lines = [_fact_text(pred, row) for row in new_rows]
         anchor = anchors.get(pred)
         if anchor is None:
             appended.extend(lines)
@@ -162,6 +165,18 @@ def _rewrite(text: str, layout: _Layout, changes: Mapping[str, Rows]) -> str:
     if appended:
         inserts.setdefault(len(text), []).extend(appended)
     return _splice(text, _cuts(text, removed), inserts, newline)
+
+
+def _fact_text(pred: str, row: tuple) -> str:
+    """A fact as a line of a ``.lp`` file, in the notation clingo and nablog both read."""
+    try:
+        return f"{pred}({', '.join(lp_constant(v) for v in row)})." if row else f"{pred}."
+    except ValueError:
+        value = next(v for v in row if isinstance(v, str) and "\x00" in v)
+        raise DataError(
+            f"cannot write {format_constant(value)[:60]} of relation {pred} to a .lp file: it holds a NUL character",
+            hint="a NUL cannot be written in a clingo string; keep this relation in a CSV, Parquet or SQLite store",
+        ) from None
 
 
 def _blank_run(text: str, pos: int) -> int:
@@ -249,7 +264,7 @@ class FactsFile(FactSource):
             return facts
         return {name: facts.get(name, set()) for name in relations}
 
-    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         for name in new:
             if not _PREDICATE.match(name) or name == "not":
@@ -264,17 +279,17 @@ class FactsFile(FactSource):
         elif any(new.values()):
             text = ""
         else:
-            return
+            return []
         layout = _layout(text, source)
         old: Facts = {}
         for fact in layout.facts:
             old.setdefault(fact.pred, set()).add(fact.row)
         if all(old.get(name, set()) == rows for name, rows in new.items()):
-            return
+            return []
         result = _rewrite(text, layout, new)
         expected = {name: rows for name, rows in old.items() if name not in new}
         expected.update({name: rows for name, rows in new.items() if rows})
         if facts_of(result, source) != expected:
             # The edit logic is wrong for this text; refuse rather than corrupt the file.
             raise RuntimeError(f"internal error: rewriting the facts of {self.location} would change other facts")
-        atomic_write(self.location, lambda f: f.write(result.encode("utf-8")))
+        return [prepare_file(self.location, lambda f: f.write(result.encode("utf-8")), tag)]

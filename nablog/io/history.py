@@ -1,35 +1,28 @@
-"""The undo log: a stack of applied changes kept beside the program, written atomically.
+"""The undo log: ``.nablog/history.json``, a JSON list of committed changes, newest last.
 
-Each entry records, per fact store, the facts an ``apply`` inserted and deleted; ``nablog undo``
-takes the newest entry and applies its inverse. The log lives in ``.nablog/history.json`` in the
-directory of the database's first program file.
+Each entry records the request, per fact store (named relative to the directory holding
+``.nablog/``) the rows inserted and deleted, and per replaced file the saved old version
+(``.nablog/undo/<tag>/``) and the SHA-256 of what the commit wrote. :class:`~nablog.io.Stores`
+writes it in the same commit as the data and reads it for ``undo``; this module only reads it.
 
 >>> import tempfile, pathlib
->>> log = History(pathlib.Path(tempfile.mkdtemp()) / "history.json")
->>> log.push({"request": "+p(1).", "changes": {"db.lp": {"p": {"insert": [[1]], "delete": []}}}})
->>> log.pop()["request"], log.pop()
-('+p(1).', None)
+>>> History(pathlib.Path(tempfile.mkdtemp()) / "history.json").entries()
+[]
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from ..lang import DataError
-from .base import atomic_write
 
 
 class History:
-    """A JSON list of entries, newest last."""
+    """The undo log at ``path`` (missing: empty)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
-
-    @classmethod
-    def beside(cls, program_file: str | Path) -> "History":
-        return cls(Path(program_file).resolve().parent / ".nablog" / "history.json")
 
     def entries(self) -> list[dict]:
         if not self.path.exists():
@@ -45,24 +38,3 @@ class History:
         if not isinstance(entries, list):
             raise DataError(f"the undo log {self.path} is not a list of entries", where=str(self.path), hint="move it away")
         return entries
-
-    def _save(self, entries: list[dict]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(entries, ensure_ascii=False, indent=1).encode("utf-8")
-        atomic_write(self.path, lambda f: f.write(text))
-
-    def push(self, entry: dict) -> None:
-        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}
-        self._save(self.entries() + [entry])
-
-    def peek(self) -> dict | None:
-        entries = self.entries()
-        return entries[-1] if entries else None
-
-    def pop(self) -> dict | None:
-        entries = self.entries()
-        if not entries:
-            return None
-        entry = entries.pop()
-        self._save(entries)
-        return entry

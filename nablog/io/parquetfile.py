@@ -14,8 +14,9 @@ Writing
     ``struct<int: int64, str: string>`` with exactly one field set per row: the integer ``5`` is
     ``{int: 5, str: null}``, the string ``"5"`` is ``{int: null, str: "5"}``. That round-trips
     exactly and stays readable by other tools (Spark, DuckDB and pandas read structs).
-    Integers beyond 64 bits are a DataError (keep them in CSV or ``.lp`` files). Rows are written
-    sorted, to a temporary file renamed over the old one.
+    Integers beyond 64 bits are a DataError (keep them in CSV or ``.lp`` files). A new file's
+    rows are written sorted; an existing file keeps its schema, nulls and row order (see
+    :meth:`ParquetFile.prepare`). The file goes to a temporary file renamed over the old one.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def _mixed_type() -> pa.DataType:
 
 def read_parquet(path: Path) -> tuple[Rows, pa.Schema]:
     """Read a Parquet file into rows of constants, with its schema; DataError naming the file on failure."""
+    table, rows = _read(path)
+    return set(rows), table.schema
+
+
+def _read(path: Path) -> tuple[pa.Table, list[tuple]]:
+    """The Arrow table of a Parquet file and its rows of constants, in file order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -62,9 +69,7 @@ def read_parquet(path: Path) -> tuple[Rows, pa.Schema]:
             hint="check that the file is Parquet (or rename it after its format)",
         ) from None
     columns = [_column_values(path, table.schema.field(j), table.column(j)) for j in range(table.num_columns)]
-    if not columns:
-        return set(), table.schema
-    return set(zip(*columns)), table.schema
+    return table, (list(zip(*columns)) if columns else [])
 
 
 def _column_values(path: Path, field: pa.Field, column: pa.ChunkedArray) -> list[Constant]:
@@ -176,14 +181,67 @@ class ParquetFile(SingleRelationFile):
 
 
 
-    def prepare(self, rows: Rows) -> PendingFile | None:
-        """Write the new contents to a temporary file; None when the file already holds ``rows``."""
+    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
+        """Write the new contents to a temporary file; None when the file already holds ``rows``.
+
+        An existing file keeps its schema (column types, nullability, metadata), its nulls and
+        the order of the rows kept; new rows are appended, sorted, in the columns' own types
+        (``""`` is a null in a nullable non-string column). Only when a new value does not fit
+        a column's type is the file rewritten in the types of the module docstring.
+        """
         old = None
         if self.location.exists():
-            current, old = read_parquet(self.location)
-            if current == rows:
+            old, current = _read(self.location)
+            if set(current) == rows:
                 return None
+            kept = old.filter([r in rows for r in current]) if current else old
+            added = sorted_rows(rows - set(current))
+            appended = _rows_in_schema(added, old.schema, self.relation, self.location)
+            if appended is not None:
+                table = pa_concat([kept, appended])
+                return prepare_file(self.location, lambda f: write_table(f, table), tag)
         elif not rows:
             return None
-        table = arrow_table(self.relation, rows, self.location, old.names if old is not None else None, old)
-        return prepare_file(self.location, lambda f: write_table(f, table))
+        schema = old.schema if old is not None else None
+        table = arrow_table(self.relation, rows, self.location, schema.names if schema is not None else None, schema)
+        return prepare_file(self.location, lambda f: write_table(f, table), tag)
+
+
+def pa_concat(tables: list) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.concat_tables(tables)
+
+
+def _rows_in_schema(rows: list[tuple], schema: pa.Schema, name: str, where: Path) -> pa.Table | None:
+    """``rows`` as a table of ``schema``; None when some value does not fit its column's type."""
+    import pyarrow as pa
+    import pyarrow.types as t
+
+    if rows and len(rows[0]) != len(schema):
+        return None
+    arrays = []
+    for j, field in enumerate(schema):
+        kind = field.type
+        base = kind.value_type if t.is_dictionary(kind) else kind
+        values = [r[j] for r in rows]
+        if t.is_integer(base):
+            if any(isinstance(v, str) and (v != "" or not field.nullable) for v in values):
+                return None
+            values = [None if v == "" else v for v in values]
+            for v in values:
+                if v is not None:
+                    check_int64(v, name, where, "Parquet")
+        elif t.is_string(base) or t.is_large_string(base) or _is_string_view(base):
+            if any(isinstance(v, int) for v in values):
+                return None
+        elif _is_mixed(base):
+            values = [{"int": v, "str": None} if isinstance(v, int) else {"int": None, "str": v} for v in values]
+        else:
+            return None
+        try:
+            array = pa.array(values, base)
+            arrays.append(array.cast(kind) if kind != base else array)
+        except (pa.ArrowException, OverflowError):
+            return None
+    return pa.Table.from_arrays(arrays, schema=schema)

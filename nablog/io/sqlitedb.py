@@ -21,11 +21,12 @@ Writing
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..lang import Constant, DataError, Facts
+from ..lang import Constant, DataError, Facts, row_sort_key
 from .base import (
     FactSource,
     Rows,
@@ -82,6 +83,10 @@ class SqliteDatabase(FactSource):
     def _connect(self, readonly: bool) -> sqlite3.Connection:
         if readonly:
             require_file(self.location)
+            if _hot_journal(self.location):
+                # A writer was killed inside its transaction. SQLite rolls the journal back as
+                # soon as a connection that may write reads the database; a read-only one fails.
+                self._connect(readonly=False).close()
         uri = self.location.resolve().as_uri() + ("?mode=ro" if readonly else "?mode=rwc")
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
@@ -110,9 +115,9 @@ class SqliteDatabase(FactSource):
             )
         if "locked" in text or "busy" in text:
             return DataError(
-                f"cannot write {self.location}: the database is locked by another connection",
+                f"cannot write {self.location}: the database is locked by another connection (waited {BUSY_TIMEOUT:g} s)",
                 where=str(self.location),
-                hint="retry when the other program has finished writing",
+                hint="retry when the other program has finished writing; nothing was changed",
             )
         where = f"{self.location}, table {table}" if table else str(self.location)
         return DataError(f"SQLite error in {self.location}: {text}", where=where)
@@ -205,28 +210,92 @@ class SqliteDatabase(FactSource):
         new = normalize_changes(changes)
         if not self.location.exists() and not any(new.values()):
             return
-        for name, rows in new.items():
+        self._check_ints(new)
+
+        def body(conn: sqlite3.Connection, table: list[str | None]) -> None:
+            tables = set(self._tables(conn))
+            for name in sorted(new):
+                table[0] = name
+                self._replace(conn, name, new[name], name in tables)
+
+        self._transaction(body)
+
+    def apply(self, changes: Mapping[str, tuple[Iterable[tuple], Iterable[tuple]]]) -> None:
+        """Delete and insert rows, relation name to ``(inserted, deleted)``, in one transaction.
+
+        Idempotent: a row to insert that is stored already is not inserted again, a row to delete
+        that is gone is skipped — so a commit interrupted after SQLite's COMMIT can be redone
+        (:class:`nablog.io.Stores`). Costs the size of the change, not of the tables.
+        """
+        plan = {name: (sorted(set(map(tuple, ins)), key=row_sort_key), sorted(set(map(tuple, dele)), key=row_sort_key)) for name, (ins, dele) in changes.items()}
+        plan = {name: c for name, c in plan.items() if c[0] or c[1]}
+        if not plan:
+            return
+        self._check_ints({name: c[0] for name, c in plan.items()})
+
+        def body(conn: sqlite3.Connection, current: list[str | None]) -> None:
+            tables = set(self._tables(conn))
+            for name, (ins, dele) in plan.items():
+                current[0] = name
+                if name not in tables:
+                    self._replace(conn, name, set(ins), False)
+                    continue
+                table = self._table(conn, name)
+                for row in ins + dele:
+                    if len(row) != len(table.columns):
+                        raise DataError(
+                            f"cannot store rows of width {len(row)} in table {name}: it has {len(table.columns)} columns",
+                            where=f"{self.location}, table {name}",
+                            hint="the relation's arity must match the table's columns",
+                        )
+                quoted = quote_identifier(name)
+                # A stored NULL reads as "": it matches "" here too.
+                match = " AND ".join(f"({quote_identifier(c)} IS ? OR ({quote_identifier(c)} IS NULL AND ? = ''))" for c in table.columns)
+                twice = lambda row: [v for v in row for _ in (0, 1)]  # noqa: E731
+                conn.executemany(f"DELETE FROM {quoted} WHERE {match}", [twice(r) for r in dele])
+                missing = [r for r in ins if conn.execute(f"SELECT 1 FROM {quoted} WHERE {match} LIMIT 1", twice(r)).fetchone() is None]
+                self._check_affinity(table, missing)
+                insert_rows(conn, table, missing)
+
+        self._transaction(body)
+
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        """BEGIN IMMEDIATE, waiting at most BUSY_TIMEOUT seconds for another writer (saying so)."""
+        conn.execute("PRAGMA busy_timeout = 500")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise self._error(e) from None
+        print(f"nablog: waiting for another program writing {self.location} (at most {BUSY_TIMEOUT:g} s)", file=sys.stderr, flush=True)
+        conn.execute(f"PRAGMA busy_timeout = {int((BUSY_TIMEOUT - 0.5) * 1000)}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+
+    def _check_ints(self, relations: Mapping[str, Iterable[tuple]]) -> None:
+        for name, rows in relations.items():
             for row in rows:
                 for v in row:
                     if isinstance(v, int):
                         check_int64(v, name, self.location, "SQLite")
+
+    def _transaction(self, body) -> None:
+        """Run ``body(conn, [table being written])`` in one BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
         conn = self._connect(readonly=False)
         try:
+            self._begin(conn)
+            current: list[str | None] = [None]
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as e:
-                raise self._error(e) from None
-            current: str | None = None
-            try:
-                tables = set(self._tables(conn))
-                for current in sorted(new):
-                    self._replace(conn, current, new[current], current in tables)
+                body(conn, current)
                 conn.execute("COMMIT")
             except BaseException as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
-                    raise self._error(e, current) from None
+                    raise self._error(e, current[0]) from None
                 raise
         finally:
             conn.close()
@@ -301,6 +370,13 @@ class SqliteDatabase(FactSource):
             where=f"{self.location}, table {table.name}",
             hint=f"declare {column} without a type (or as BLOB) so SQLite keeps integers and strings as they are",
         )
+
+
+def _hot_journal(path: Path) -> bool:
+    try:
+        return Path(f"{path}-journal").stat().st_size > 0
+    except OSError:
+        return False
 
 
 def insert_rows(conn: sqlite3.Connection, table: _Table, rows: Iterable[tuple]) -> None:

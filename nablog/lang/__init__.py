@@ -25,14 +25,15 @@ from .ast import (
     format_constant,
     row_sort_key,
 )
+from .delta import Delta, shown_name
 from .errors import AnalysisError, DataError, Loc, NablogError, NablogSyntaxError, QueryError, Source
 from .parser import parse_atom, parse_statements, parse_term
 from .program import SPLIT_PREFIX, Facts, Program, base_part, constraint_name, parse, parse_files, read_text, separate_facts
 
 __all__ = [
     "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "ColumnsDeclaration", "Comparison", "Constant", "ConstrainedRule", "Constraint",
-    "DataError", "Denial", "Dependency", "DomainCall", "Facts", "FdShape", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NullDeclaration", "Program", "Protection",
+    "DataError", "Delta", "Denial", "Dependency", "DomainCall", "Facts", "FdShape", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NullDeclaration", "Program", "Protection",
     "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "TrustDeclaration", "Var", "analyze", "base_part",
     "constant_sort_key", "constraint_name", "dependency_graph", "fd_shape", "format_constant", "parse", "parse_atom", "parse_files",
-    "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "stratify",
+    "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "shown_name", "stratify",
 ]

@@ -69,8 +69,37 @@ def format_constant(value: Constant) -> str:
         return str(value)
     if IDENTIFIER.match(value) and value not in KEYWORDS:
         return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
+    return '"' + value.translate(_ESCAPE) + '"'
+
+
+_ESCAPE = {ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"} | {
+    c: f"\\x{c:02x}" for c in [*range(32), 127] if c not in (9, 10, 13)
+}
+_CLINGO_ESCAPE = {ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n"}
+
+
+def clingo_string(value: str) -> str:
+    r"""A string quoted as clingo reads it — and nablog too: only ``\``, ``"`` and ``
+``
+    escaped, every other character (CR, tab, control characters) as it is. A NUL cannot be in
+    a clingo string: ValueError.
+
+    >>> clingo_string('say "hi"\n') == '"say \\"hi\\"\\n"'
+    True
+    """
+    if "\x00" in value:
+        raise ValueError("a NUL character cannot be written in a clingo string")
+    return '"' + value.translate(_CLINGO_ESCAPE) + '"'
+
+
+def lp_constant(value: Constant) -> str:
+    """A constant as a ``.lp`` file holds it, readable by clingo and nablog alike (see
+    :func:`clingo_string`); identifiers bare, integers as digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if IDENTIFIER.match(value) and value not in KEYWORDS:
+        return value
+    return clingo_string(value)
 
 
 def format_term(term: Term) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -13,7 +14,8 @@ class Source:
     text: str = field(repr=False)
 
     def line(self, lineno: int) -> str:
-        lines = self.text.splitlines()
+        """Line ``lineno`` (from 1), lines ending at CR LF, CR or LF as editors count them."""
+        lines = re.split(r"\r\n|\r|\n", self.text)
         return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
 
 
@@ -65,21 +67,53 @@ class NablogError(Exception):
         self.lineno = loc.line if loc else None
 
     def __str__(self) -> str:
-        out = [f"error: {self.message}"]
+        # A long offending value (a 1 MB field, a 5,000-digit number) is shown by its start.
+        out = [f"error: {_LONG_WORD.sub(_cut, self.message)}"]
         if self.where:
             out.append(f"  --> {self.where}")
         if self.line_text is not None and self.line_text != "":
             gutter = str(self.lineno) if self.lineno else ""
             pad = " " * len(gutter)
+            text, column = _window(self.line_text, self.column)
             out.append(f" {pad} |")
-            out.append(f" {gutter} | {self.line_text}")
-            if self.column:
+            out.append(f" {gutter} | {text}")
+            if column:
                 # Tabs in the line keep the caret under the right character.
-                prefix = "".join("\t" if c == "\t" else " " for c in self.line_text[: self.column - 1])
+                prefix = "".join("\t" if c == "\t" else " " for c in text[: column - 1])
                 out.append(f" {pad} | {prefix}^")
         if self.hint:
-            out.append(f"hint: {self.hint}")
+            out.append(f"hint: {_LONG_WORD.sub(_cut, self.hint)}")
         return "\n".join(out)
+
+
+_LONG_WORD = re.compile(r"\S{121,}")
+
+
+def _cut(match: re.Match) -> str:
+    word = match.group()
+    return f"{word[:60]}… ({len(word):,} characters)"
+
+
+_PICTURES = {c: 0x2400 + c for c in range(32) if c != 9} | {0x7F: 0x2421}
+SHOWN = 160
+"""Characters of an offending line a message shows; a longer line is cut around the column."""
+
+
+def _window(text: str, column: int | None) -> tuple[str, int | None]:
+    """The part of a long line a message shows (``…`` where it is cut), and the column in it.
+
+    >>> _window("x" * 1000 + "!", 1001)[0][-3:], _window("x" * 1000 + "!", 1001)[1]
+    ('xx!', 82)
+    """
+    # Control characters (a raw CR, a NUL, ...) would garble the terminal: each is shown as its
+    # one-character Unicode picture (␍, ␀), so columns stay where they were.
+    text = text.translate(_PICTURES)
+    if len(text) <= SHOWN:
+        return text, column
+    start = max(0, (column or 1) - 1 - SHOWN // 2)
+    end = min(len(text), start + SHOWN)
+    shown = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    return shown, (column - start + (1 if start else 0)) if column else None
 
 
 class NablogSyntaxError(NablogError):

@@ -86,7 +86,15 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Line breaks as editors count them (a form feed, vertical tab or U+2028 is not one)."""
+
+MAX_INT_DIGITS = 4300
+"""Longest integer literal (Python's own limit for converting text to int)."""
+
+MAX_ARITY = 10_000
+"""Largest arity a declaration may give."""
 
 
 @dataclass(slots=True)
@@ -97,14 +105,25 @@ class Token:
 
 
 def _unescape(body: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|.)", _escape_value, body, flags=re.DOTALL)
+
+
+def _escape_value(m: re.Match) -> str:
+    code = m.group(1)
+    if len(code) == 3:
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)
+
+
+def _abbreviate(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 class _Parser:
     def __init__(self, source: Source):
         self.source = source
         self.text = source.text
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        self._line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
         self.tokens = list(self._tokenize())
         self.i = 0
 
@@ -133,6 +152,12 @@ class _Parser:
             assert kind is not None
             if kind == "badstring":
                 raise self.error("unterminated string", pos, 'close the string with " on the same line')
+            if kind == "int" and len(m.group()) - m.group().startswith("-") > MAX_INT_DIGITS:
+                raise self.error(
+                    f"integer of {len(m.group().lstrip('-'))} digits is too long (at most {MAX_INT_DIGITS})",
+                    pos,
+                    'write it as a string, e.g. "1234...", if it is an identifier',
+                )
             if kind not in ("ws", "comment", "blockcomment"):
                 yield Token(kind, m.group(), pos)
             pos = m.end()
@@ -395,7 +420,7 @@ class _Parser:
             return tok.text
         if tok.kind == "string":
             return _unescape(tok.text[1:-1])
-        if tok.kind == "int" and allow_position and int(tok.text) >= 1:
+        if tok.kind == "int" and allow_position and 1 <= int(tok.text) <= MAX_ARITY:
             return int(tok.text)
         what = "a column name or a position (1, 2, ...)" if allow_position else "a column name"
         raise self.error(f"expected {what}, found '{tok.text}'", tok.pos, "name columns with #columns r(a, b, c). or number them from 1")
@@ -425,6 +450,8 @@ class _Parser:
         arity = self.next("an arity")
         if arity.kind != "int" or int(arity.text) < 0:
             raise self.error(f"expected an arity, found '{arity.text}'", arity.pos, f"write {example}")
+        if int(arity.text) > MAX_ARITY:
+            raise self.error(f"arity {_abbreviate(arity.text)} is too large (at most {MAX_ARITY:,})", arity.pos, f"write {example}")
         return (name.text, int(arity.text))
 
     def body(self) -> tuple[BodyElement, ...]:

@@ -33,13 +33,13 @@ from .ast import (
     TrustDeclaration,
     Var,
 )
+from .delta import SPLIT_PREFIX
 from .errors import NablogError
 from .parser import parse_statements
 
 Facts = dict[str, set[tuple[Constant, ...]]]
 """Relation name to a set of tuples of constants: what engines take and give."""
 
-SPLIT_PREFIX = "base__"
 
 
 def base_part(pred: str) -> str:
@@ -196,7 +196,7 @@ def read_text(path: str | Path) -> str:
     """Read a text file, or raise a NablogError naming it."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        return p.read_bytes().decode("utf-8")  # exactly: a CR inside a string stays a CR
     except FileNotFoundError:
         raise NablogError(f"cannot read {p}: no such file", where=str(p), hint="check the path") from None
     except IsADirectoryError:

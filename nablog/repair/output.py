@@ -1,8 +1,7 @@
 """Batch repair output: the repaired relations and the correction table as files, and the report.
 
-``write_repair`` prepares every file first (a temporary file beside each target) and renames them
-into place only when all were written, so a failure leaves the output directory as it was; each
-file is replaced atomically (see :mod:`nablog.io.base`).
+``write_repair`` writes every file in one commit (:meth:`nablog.io.Stores.replace_files`): the
+output directory holds all old files or all new ones, even when the process is killed.
 """
 
 from __future__ import annotations
@@ -10,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from ..io.base import PendingFile, commit_all, prepare_file
 from ..io.csvfile import write_rows
-from ..io.parquetfile import ParquetFile
+from ..io.directory import DirectorySource
+from ..io.parquetfile import arrow_table, read_parquet, write_table
+from ..io.stores import Stores
 from ..lang import NablogError, Program
 from .tables import CorrectionTable, RepairResult, _shown
 
@@ -47,26 +47,19 @@ def write_repair(directory: str | Path, program: Program, facts: Mapping[str, se
     relations["corrections"] = {("delete", a.pred, str(a)) for a in table.delete} | {("insert", a.pred, str(a)) for a in table.insert}
     columns = dict(program.column_names)
     columns["corrections"] = ("op", "relation", "fact")
-    pending: list[PendingFile] = []
-    written = []
-    try:
-        for name in sorted(relations):
-            rows = relations[name]
-            target = out / f"{name}.{fmt}"
-            if fmt == "csv":
-                header = list(columns[name]) if name in columns else None
-                pending.append(prepare_file(target, lambda f, rows=rows, header=header: write_rows(f, rows, header, "\n", False)))
-            else:
-                prepared = ParquetFile(target, relation=name).prepare(rows)
-                if prepared is None:
-                    continue
-                pending.append(prepared)
-            written.append(target)
-    except BaseException:
-        for p in pending:
-            p.discard()
-        raise
-    commit_all(pending)
+    writers = {}
+    for name in sorted(relations):
+        rows = relations[name]
+        target = out / f"{name}.{fmt}"
+        if fmt == "csv":
+            header = list(columns[name]) if name in columns else None
+            writers[target] = lambda f, rows=rows, header=header: write_rows(f, rows, header, "\n", False)
+        elif rows or target.exists():
+            old = read_parquet(target)[1] if target.exists() else None
+            arrow = arrow_table(name, rows, target, old.names if old is not None else None, old)
+            writers[target] = lambda f, arrow=arrow: write_table(f, arrow)
+    Stores([], [DirectorySource(out)]).replace_files(writers)
+    written = list(writers)
     return written
 
 

@@ -44,6 +44,7 @@ import z3
 from ..lang import (
     Atom,
     Comparison,
+    Delta,
     Denial,
     Literal,
     NablogError,
@@ -75,10 +76,16 @@ class Change:
 
     @classmethod
     def parse(cls, text: str) -> "Change":
-        from ..solver.request import parse_request
+        return cls.of_delta(Delta.parse(text, "<update>"))
 
-        request = parse_request(text, "<update>")
-        return cls(frozenset((a.pred, tuple(a.args)) for a in request.insert), frozenset((a.pred, tuple(a.args)) for a in request.delete))
+    @classmethod
+    def of_delta(cls, delta: Delta) -> "Change":
+        """The change a :class:`~nablog.lang.Delta` makes, as ground atoms ``(pred, args)``."""
+        return cls(frozenset((a.pred, tuple(a.args)) for a in delta.insert), frozenset((a.pred, tuple(a.args)) for a in delta.delete))
+
+    @property
+    def delta(self) -> Delta:
+        return Delta(frozenset(Atom(*a) for a in self.insert), frozenset(Atom(*a) for a in self.delete))
 
     @classmethod
     def of(cls, literals: Iterable[tuple[str, GroundAtom]]) -> "Change":
@@ -89,21 +96,18 @@ class Change:
         return {("+", a) for a in self.insert} | {("-", a) for a in self.delete}
 
     def inverse(self) -> "Change":
-        """¬U: insertions become deletions and deletions insertions."""
+        """¬U: insertions become deletions and deletions insertions (:meth:`Delta.inverse`)."""
         return Change(self.delete, self.insert)
 
     def compose(self, other: "Change") -> "Change":
-        """U ∘ V (seed 004, Def. 2.2): the union without complementary pairs."""
-        both = self.literals() | other.literals()
-        return Change.of(l for l in both if (("-" if l[0] == "+" else "+"), l[1]) not in both)
+        """U ∘ V (seed 004, Def. 2.2): the union without complementary pairs (:meth:`Delta.compose`)."""
+        return Change.of_delta(self.delta.compose(other.delta))
 
     def __bool__(self) -> bool:
         return bool(self.insert or self.delete)
 
     def __str__(self) -> str:
-        key = lambda a: (a[0], row_sort_key(a[1]))  # noqa: E731
-        parts = [f"+{Atom(*a)}." for a in sorted(self.insert, key=key)] + [f"-{Atom(*a)}." for a in sorted(self.delete, key=key)]
-        return " ".join(parts)
+        return str(self.delta)
 
 
 # -- After^U -----------------------------------------------------------------------------------------

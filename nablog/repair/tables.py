@@ -40,7 +40,8 @@ import networkx as nx
 
 from ..engines import Engine, PythonEngine
 from ..engines.lookup import ModelIndex
-from ..lang import SPLIT_PREFIX, Atom, Constant, NablogError, Program, row_sort_key
+from ..lang import SPLIT_PREFIX, Atom, Constant, Delta, NablogError, Program, row_sort_key
+from ..lang.delta import substitute_atom
 from ..solver.asp import AspProblem
 from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance
 from .constraints import ConstraintInfo, constraint_infos, consistently_signed, uses_views
@@ -89,13 +90,14 @@ class CorrectionTable:
     def to_json(self) -> dict:
         return {"insert": [str(a) for a in self.insert], "delete": [str(a) for a in self.delete]}
 
+    @property
+    def delta(self) -> Delta:
+        """The table as a :class:`~nablog.lang.Delta` on the predicates as shown (``p``, not ``base__p``)."""
+        return Delta(frozenset(self.insert), frozenset(self.delete))
+
     def substitute(self, values: Mapping[str, Constant]) -> "CorrectionTable":
         """The same table with new constants replaced by user-given values."""
-
-        def sub(a: Atom) -> Atom:
-            return Atom(a.pred, tuple(values.get(v, v) if isinstance(v, str) else v for v in a.args))
-
-        return CorrectionTable(tuple(map(sub, self.insert)), self.delete, tuple(f for f in self.fresh if f not in values))
+        return CorrectionTable(tuple(substitute_atom(a, values) for a in self.insert), self.delete, tuple(f for f in self.fresh if f not in values))
 
 
 def _shown(pred: str) -> str:

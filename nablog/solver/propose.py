@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Set
 from typing import Iterable, Mapping
@@ -26,7 +27,7 @@ from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
 CANDIDATE_POLICIES = ("attribute", "herbrand")
-METHODS = ("asp", "transform")
+METHODS = ("asp", "transform", "tableaux", "tableaux-materialized")
 
 
 def propose(
@@ -45,7 +46,7 @@ def propose(
     basis: str = "",
     index: ModelIndex | None = None,
     violations: list | None = None,
-    exhaustive: bool = False,
+    exhaustive: bool = True,
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -59,7 +60,9 @@ def propose(
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
     method : str
         ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates;
-        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`).
+        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`);
+        ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
+        minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).
     limit : int, optional
         Stop after this many realizations (status ``bounded``).
     timeout : float, optional
@@ -76,7 +79,8 @@ def propose(
         A fingerprint of the stored data, kept with each realization so that applying it to
         changed data can be refused.
     exhaustive : bool
-        For ``method="transform"``: continue past the first round with realizations.
+        For ``method="transform"``: go on past the first round with realizations (the default:
+        every minimal realization); ``False`` stops there, as seed 002's Algorithm 1 is written.
     index, violations : optional
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
@@ -106,7 +110,7 @@ def propose(
     found: dict[tuple, Realization] = {}
     status = "complete"
 
-    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str) -> bool:
+    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "") -> bool:
         insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
         delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
         insert, delete, fresh = canonical(insert, delete, fresh_names)
@@ -121,13 +125,15 @@ def propose(
             sorted_atoms(map(_user_atom, delete)),
             verifier.side_effects(verified[1], verified[2]),
             fresh,
-            "verified: the request holds, every constraint holds, and no smaller set of these changes does it",
+            "verified: the request holds, every constraint holds, and no smaller set of these changes does it"
+            + (f"\n{reason}" if reason else ""),
             basis,
+            kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
         )
         return limit is None or len(found) < limit
 
     if method == "transform":
-        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive)
+        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier)
 
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
     relevance = Relevance(
@@ -144,6 +150,26 @@ def propose(
     if problem.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
 
+    if method.startswith("tableaux"):
+        from .asp import Enumeration
+        from .tableaux import enumerate_realizations
+
+        enumeration = Enumeration(
+            enumerate_realizations(
+                problem,
+                index,
+                lambda changes, why: accept_changes(changes, problem.fresh, method, why),
+                remaining,
+                materialized=method == "tableaux-materialized",
+            )
+        )
+        if not found and enumeration.status == "complete":
+            enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
+        realizations = ranked(found.values())
+        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded else "complete")
+        message, reasons = _message(realizations, status, problem, enumeration)
+        return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+
     asp = AspProblem(problem)
     enumeration = asp.enumerate(
         lambda change_set: accept_changes([problem.candidates[k] for k in sorted(change_set)], problem.fresh, "asp"),
@@ -156,6 +182,37 @@ def propose(
         status = "bounded"
     message, reasons = _message(realizations, status, problem, enumeration)
     return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+
+
+def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request: Request, insert, delete, shown: int = 5) -> list[str]:
+    """Which kernels (seed 003, Def. 4) of each request atom the changes cut (a deletion: every
+    kernel in the current state loses a fact) or complete (an insertion: the kernels of the new
+    state that need an inserted fact)."""
+    from ..tableaux.explanations import kernels
+
+    def text(kernel) -> str:
+        return "{" + ", ".join(str(_user_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
+
+    out: list[str] = []
+    deleted, inserted = set(delete), set(insert)
+    for atom in sorted(request.delete, key=atom_key):
+        found = kernels(rules, index, atom, limit=10_000)
+        if found:
+            cut = [f"{text(k)} by " + ", ".join(f"-{_user_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
+            other = len(found) - len(cut)
+            line = f"cuts the kernels of {atom}: " + "; ".join(cut[:shown]) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
+            if other:
+                line += f" ({other} more lose a negated condition)"
+            out.append(line)
+    if request.insert and inserted:
+        verified = verifier.realizes(tuple(insert), tuple(delete))
+        if verified is not None:
+            after = ModelIndex(verified[0])
+            for atom in sorted(request.insert, key=atom_key):
+                done = [k for k in kernels(rules, after, atom, limit=10_000) if k & inserted]
+                if done:
+                    out.append(f"completes the kernel{'s' if len(done) > 1 else ''} of {atom}: " + "; ".join(text(k) for k in done[:shown]) + (f"; and {len(done) - shown} more" if len(done) > shown else ""))
+    return out
 
 
 def ranked(realizations) -> list[Realization]:
@@ -222,7 +279,7 @@ class _Universe(Set):
         return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
 
 
-def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive) -> Proposal:
+def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier) -> Proposal:
     from .transform import Algorithm1
 
     algorithm = Algorithm1(
@@ -230,15 +287,53 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
     )
     deadline = None if remaining is None else time.monotonic() + remaining
     outcome = algorithm.run(request, deadline)
-    for change_set in outcome.change_sets:
-        accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform")
+    dropped = 0
+    for change_set in _verified(outcome.change_sets, verifier):
+        if change_set is None:
+            dropped += 1
+            continue
+        if not accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
+            break
     realizations = ranked(found.values())
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
+    if dropped:
+        # A branch's changes that fail on the real database: Algorithm 1 decides on the
+        # normalized program's disjunctive states, which may differ from re-evaluation.
+        text += f" ({dropped} change set{'' if dropped == 1 else 's'} of Algorithm 1 did not verify and {'was' if dropped == 1 else 'were'} dropped)"
     if outcome.notes:
         text += " (bounded: " + "; ".join(outcome.notes) + ")"
     return Proposal(request, outcome.status, realizations, text, [], 0)
+
+
+def _verified(change_sets, verifier: Verifier):
+    """Algorithm 1's change sets that are realizations, each shrunk to its subset-minimal
+    realizing subsets (``None`` for one that realizes nothing)."""
+    seen: set = set()
+    for change_set in change_sets:
+        items = sorted(change_set, key=lambda c: (c[1], [constant_sort_key(v) for v in c[2]], c[0]))
+
+        def realizes(subset) -> bool:
+            insert = tuple(Atom(p, a) for s, p, a in subset if s == "+")
+            delete = tuple(Atom(p, a) for s, p, a in subset if s == "-")
+            return verifier.realizes(insert, delete) is not None
+
+        if not realizes(items):
+            yield None
+            continue
+        if verifier.minimal(tuple(Atom(p, a) for s, p, a in items if s == "+"), tuple(Atom(p, a) for s, p, a in items if s == "-")):
+            minimal = [frozenset(items)]
+        else:
+            minimal = []
+            for size in range(len(items)):
+                for subset in itertools.combinations(items, size):
+                    if not any(m <= set(subset) for m in minimal) and realizes(subset):
+                        minimal.append(frozenset(subset))
+        for m in minimal:
+            if m not in seen:
+                seen.add(m)
+                yield m
 
 
 def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
-from ..lang import SPLIT_PREFIX, Atom, Program, constant_sort_key
+from ..lang import SPLIT_PREFIX, Atom, Delta, Program, constant_sort_key
 from .request import Request
 
 
@@ -93,6 +93,11 @@ class Update:
     def lines(self) -> list[str]:
         return [f"+{a}" for a in self.insert] + [f"-{a}" for a in self.delete]
 
+    @property
+    def delta(self) -> Delta:
+        """The same change as a :class:`~nablog.lang.Delta`."""
+        return Delta(frozenset(self.insert), frozenset(self.delete))
+
 
 @dataclass(frozen=True)
 class Realization:
@@ -108,6 +113,8 @@ class Realization:
     fresh: tuple[str, ...] = ()
     reason: str = ""
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
+    # Lines naming the kernels (seed 003, Def. 4) the changes cut or complete, computed on demand.
+    kernels: Callable[[], list[str]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -116,6 +123,11 @@ class Realization:
     @property
     def changes(self) -> Update:
         return Update(self.insert, self.delete)
+
+    @property
+    def delta(self) -> Delta:
+        """The base-fact changes as a :class:`~nablog.lang.Delta` (what ``Database.apply`` commits)."""
+        return Delta(frozenset(self.insert), frozenset(self.delete))
 
     def explain(self) -> str:
         """A readable account: the changes, their side effects and why the realization was chosen."""
@@ -128,6 +140,8 @@ class Realization:
             out.append("no side effects on other views")
         if self.fresh:
             out.append("new constants: " + ", ".join(self.fresh) + " (replace them by real values when applying)")
+        if self.kernels is not None:
+            out += self.kernels()
         if self.reason:
             out.append(self.reason)
         return "\n".join(out)
@@ -143,13 +157,12 @@ class Realization:
     def substitute(self, values: Mapping[str, object]) -> "Realization":
         """The same changes with fresh constants replaced by the given values."""
 
-        def sub(a: Atom) -> Atom:
-            return Atom(a.pred, tuple(values.get(v, v) if isinstance(v, str) else v for v in a.args))
-
+        changes = self.delta.substitute(values)
+        effects = Delta(frozenset(self.side_effects.insert), frozenset(self.side_effects.delete)).substitute(values)
         return Realization(
-            sorted_atoms(map(sub, self.insert)),
-            sorted_atoms(map(sub, self.delete)),
-            Update(sorted_atoms(map(sub, self.side_effects.insert)), sorted_atoms(map(sub, self.side_effects.delete))),
+            sorted_atoms(changes.insert),
+            sorted_atoms(changes.delete),
+            Update(sorted_atoms(effects.insert), sorted_atoms(effects.delete)),
             tuple(f for f in self.fresh if f not in values),
             self.reason,
             self.basis,

@@ -222,7 +222,7 @@ def test_written_checkpoints_give_the_same_model(tmp_path):
 
 @spark
 def test_one_session_per_process(spark_engine):
-    from nablog.engines.spark import LOG_CONFIG, spark_session
+    from nablog.engines.spark.session import LOG_CONFIG, spark_session
 
     session = spark_engine.session
     assert spark_session() is session
@@ -239,7 +239,7 @@ def test_one_session_per_process(spark_engine):
 def test_missing_pyspark_is_a_nablog_error(monkeypatch):
     import nablog.engines.spark as spark_module
 
-    monkeypatch.setattr(spark_module, "find_spec", lambda name: None)
+    monkeypatch.setattr(spark_module.session, "find_spec", lambda name: None)
     with pytest.raises(NablogError) as info:
         spark_module.SparkEngine()
     assert info.value.message == "the spark engine needs pyspark"
@@ -317,7 +317,8 @@ def test_partitioned_fixpoint_runs_kept_argument_recursion_in_one_job(spark_engi
 
 @spark
 def test_rounds_beyond_the_piece_limit_keep_the_model_exact():
-    from nablog.engines.spark import MAX_PIECES, SparkEngine
+    from nablog.engines.spark import SparkEngine
+    from nablog.engines.spark.evaluation import MAX_PIECES
 
     # Same generation over two chains from one root, 0 -> 1 -> 2 ... and 0 -> "b1" -> "b2" ...:
     # not partitionable, and cousins at depth i take round i-1, so the iteration runs past

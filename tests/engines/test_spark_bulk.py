@@ -77,7 +77,7 @@ def test_materialize_writes_each_derived_relation_as_parquet(database, spark_eng
 
 
 def test_materialize_is_atomic_when_a_write_fails(database, spark_engine, monkeypatch):
-    import nablog.engines.spark_io as spark_io
+    import nablog.engines.spark.relations as spark_io
 
     out = database / "out"
     args = ["materialize", str(database / "p.lp"), "--data", str(database / "data"), "--out", str(out)]
@@ -104,7 +104,7 @@ def test_materialize_is_atomic_when_a_write_fails(database, spark_engine, monkey
 
 
 def _model_relations(engine, database):
-    from nablog.engines.spark_io import read_relations
+    from nablog.engines.spark.relations import read_relations
 
     with engine.running():
         model = engine.run(parse(PROGRAM), read_relations(engine, [database / "data"]))
@@ -115,7 +115,7 @@ def test_reading_parquet_types_nulls_and_mixed_columns(tmp_path, spark_engine):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from nablog.engines.spark_io import read_relations
+    from nablog.engines.spark.relations import read_relations
 
     data = tmp_path / "data"
     data.mkdir()
@@ -135,8 +135,8 @@ def test_reading_parquet_types_nulls_and_mixed_columns(tmp_path, spark_engine):
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, recompute_share, program, facts, insert, delete):
-    from nablog.engines.spark import relation_from_rows
-    from nablog.engines.spark_bulk import propagate
+    from nablog.engines.spark.relations import relation_from_rows
+    from nablog.engines.spark.bulk import propagate
 
     python = get_engine("python")
     before = python.evaluate(program, facts)
@@ -163,7 +163,7 @@ def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, recompute_
 
 
 def _collect(engine, relation):
-    from nablog.engines.spark_types import rows_of_arrow
+    from nablog.engines.spark.types import rows_of_arrow
 
     if not relation.arity:
         return {()} if relation.frame.count() else set()
@@ -206,7 +206,7 @@ def test_materialize_with_model_propagates_changes_and_writes_the_deltas(databas
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6))
 def test_bulk_check_counts_and_lists_like_the_python_checker(spark_engine, program, facts):
-    from nablog.engines.spark_bulk import check
+    from nablog.engines.spark.bulk import check
 
     # The generated rules' heads become denials: every derivation is a violation instance.
     constraints = "\n".join(f"#constraint c{i} :- {', '.join(map(str, r.body))}." for i, r in enumerate(program.rules))
@@ -234,7 +234,7 @@ fd_denials = st.lists(
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(fd_denials, st.sets(st.tuples(values, values, st.integers(0, 2), values), max_size=25), st.integers(1, 4))
 def test_functional_dependencies_counted_from_group_sizes_equal_the_python_checker(spark_engine, denials, rows, limit):
-    from nablog.engines.spark_bulk import check
+    from nablog.engines.spark.bulk import check
 
     lines = []
     for i, (key, value, op) in enumerate(denials):

@@ -240,7 +240,7 @@ def test_failure_while_writing_rows_leaves_the_old_file(tmp_path, monkeypatch):
     path = write(tmp_path / "e.csv", "src,dst\n1,2\n")
     before = path.read_bytes()
 
-    def half_then_fail(f, rows, header, newline, bom):
+    def half_then_fail(f, *args, **kwargs):
         f.write(b"src,dst\n9,9\n")
         raise OSError(28, "No space left on device")
 
@@ -268,7 +268,7 @@ def test_failure_of_the_rename_leaves_the_old_file(tmp_path, monkeypatch):
 def test_interrupt_while_writing_leaves_the_old_file(tmp_path, monkeypatch):
     path = write(tmp_path / "e.csv", "1,2\n")
 
-    def interrupted(f, rows, header, newline, bom):
+    def interrupted(f, *args, **kwargs):
         f.write(b"3,")
         raise KeyboardInterrupt
 
@@ -319,3 +319,58 @@ def test_slice_of_the_tax_data(tmp_path):
     assert text.startswith("f_name,l_name,gender,area_code,phone,city,state,zip,")
     assert ",01907," not in text and "Pengyuan" not in text
     assert open_source(path).load() == {"tax": rows - {pengyuan}}
+
+
+# -- issue 15: headers decided once, write-back that keeps the file -------------------------------
+
+
+def test_header_decision_survives_a_write_that_changes_the_evidence(tmp_path, capsys):
+    """Issue 15, case 2: +person(carol, unknown) then undo never flips the header."""
+    from nablog import Database
+    from nablog.lang import Delta
+
+    (tmp_path / "rules.lp").write_text("adult(N) :- person(N, A), A >= 18, A < 200.\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    person = write(data / "person.csv", "name,age\nalice,30\nbob,41\n")
+    db = Database.from_files(tmp_path / "rules.lp", data=[data])
+    note = capsys.readouterr().err
+    assert note.count("note:") == 1 and "the first line (name,age) is read as a header" in note
+    db.apply(Delta.parse("+person(carol, unknown)."))
+    again = Database.from_files(tmp_path / "rules.lp", data=[data])
+    assert capsys.readouterr().err == ""  # said once
+    assert again.query("adult(X)") == [("alice",), ("bob",)]
+    assert ("name", "age") not in again.facts["person"]
+    again.undo()
+    assert person.read_text() == "name,age\nalice,30\nbob,41\n"
+    assert Database.from_files(tmp_path / "rules.lp", data=[data]).query("adult(X)") == [("alice",), ("bob",)]
+
+
+def test_a_first_row_of_floats_in_scientific_notation_is_data(tmp_path):
+    """Issue 15, case 3: e.csv = gene_x,1e-5 / gene_y,0.003 / gene_z,0.5 keeps gene_x."""
+    path = write(tmp_path / "e.csv", "gene_x,1e-5\ngene_y,0.003\ngene_z,0.5\n")
+    assert CsvFile(path).read() == {("gene_x", "1e-5"), ("gene_y", "0.003"), ("gene_z", "0.5")}
+
+
+def test_write_back_keeps_header_quoting_order_blank_lines_crlf_and_bom(tmp_path):
+    text = '\ufeffName , "Zip"\r\n"bob",00501\r\n\r\nalice,"02134"\r\n"carol, jr",10001\r\n'
+    path = write(tmp_path / "p.csv", text)
+    source = CsvFile(path, header=True)
+    rows = source.read()
+    assert rows == {("bob", "00501"), ("alice", "02134"), ("carol, jr", 10001)}
+    source.write({"p": (rows - {("alice", "02134")}) | {("dave", "007")}})
+    assert path.read_bytes().decode("utf-8") == '\ufeffName , "Zip"\r\n"bob",00501\r\n\r\n"carol, jr",10001\r\ndave,007\r\n'
+
+
+def test_write_back_to_a_file_without_final_newline(tmp_path):
+    path = write(tmp_path / "e.csv", "3,4\n1,2")
+    CsvFile(path, header=False).write({"e": {(1, 2), (3, 4), (0, 0)}})
+    assert path.read_text() == "3,4\n1,2\n0,0\n"
+
+
+def test_an_explicit_choice_is_recorded_and_a_later_guess_does_not_override_it(tmp_path):
+    path = write(tmp_path / "l.csv", "Lake,Island\nArresø,Seeland\n")
+    assert CsvFile(path, header=True).read() == {("Arresø", "Seeland")}
+    assert CsvFile(path).read() == {("Arresø", "Seeland")}  # the recorded decision, not a new guess
+    assert CsvFile(path, header=False).read() == {("Lake", "Island"), ("Arresø", "Seeland")}
+    assert CsvFile(path).read() == {("Lake", "Island"), ("Arresø", "Seeland")}

@@ -125,3 +125,38 @@ def test_failure_of_the_rename_leaves_the_old_file(tmp_path, monkeypatch):
         open_source(path).write({"e": {(3, 4)}})
     assert open_source(path).load() == {"e": {(1, 2)}}
     assert leftovers(tmp_path) == []
+
+
+def test_write_back_keeps_a_nullable_int_column_its_nulls_and_the_row_order(tmp_path):
+    """Issue 15, case 8."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nablog.io import ParquetFile
+
+    path = tmp_path / "p.parquet"
+    schema = pa.schema([pa.field("name", pa.string()), pa.field("age", pa.int32(), nullable=True)], metadata={b"origin": b"test"})
+    pq.write_table(pa.table({"name": ["zed", "amy", "bo"], "age": [30, None, 41]}, schema=schema), path)
+    source = ParquetFile(path)
+    rows = source.read()
+    assert rows == {("zed", 30), ("amy", ""), ("bo", 41)}
+    source.write({"p": (rows - {("bo", 41)}) | {("cy", ""), ("al", 7)}})
+    table = pq.read_table(path)
+    assert table.schema == schema and table.schema.metadata == {b"origin": b"test"}
+    assert table.to_pydict() == {"name": ["zed", "amy", "al", "cy"], "age": [30, None, 7, None]}
+    # Undo-like: back to the old rows keeps the schema too.
+    source.write({"p": rows})
+    assert pq.read_table(path).schema == schema
+    assert ParquetFile(path).read() == rows
+
+
+def test_a_value_that_does_not_fit_the_column_type_rewrites_in_mixed_types(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nablog.io import ParquetFile
+
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"a": pa.array([1, 2], pa.int64())}), path)
+    ParquetFile(path).write({"p": {(1,), (2,), ("x",)}})
+    assert ParquetFile(path).read() == {(1,), (2,), ("x",)}

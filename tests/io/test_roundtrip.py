@@ -73,14 +73,19 @@ def test_sqlite_round_trip(facts):
     round_trip("facts.db", facts)
 
 
+def without_nul(facts: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+    """A NUL cannot be in a clingo string, so not in a .lp file (refused: see test_values.py)."""
+    return {name: {row for row in rows if not any(isinstance(v, str) and "\x00" in v for v in row)} for name, rows in facts.items()}
+
+
 @SETTINGS
-@given(relations(min_arity=0))
+@given(relations(min_arity=0).map(without_nul))
 def test_facts_file_round_trip(facts):
     round_trip("facts.lp", facts)
 
 
 @SETTINGS
-@given(relations(), relations(min_arity=0))
+@given(relations().map(without_nul), relations(min_arity=0).map(without_nul))
 def test_facts_file_rewrite_keeps_the_program(old, new):
     program = "% header comment\np(X) :- e(X, _), not f(X).  % a rule\n#base e/2.\n:- rel_2(X, X, X).\n"
     with tempfile.TemporaryDirectory() as tmp:

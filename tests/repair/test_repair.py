@@ -271,7 +271,7 @@ def test_cli_repair_json(marriages, capsys):
 def test_cli_repair_writes_the_repaired_relations_and_the_table(marriages, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["repair", str(marriages), "--out", str(out), "--policy", "trust=m1:2"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["corrections.csv", "m1.csv", "m2.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".nablog", "corrections.csv", "m1.csv", "m2.csv"]  # .nablog: the commit lock
     assert (out / "m2.csv").read_text() == "d,e\n"
     assert (out / "corrections.csv").read_text() == 'op,relation,fact\ndelete,m2,"m2(a, c)"\n'
     report = capsys.readouterr().out

@@ -1,105 +1,48 @@
-"""The `spark` engine: perfect models of stratified programs on Spark DataFrames, in few large rounds.
+"""Rules on Spark DataFrames: one evaluation's typed relations, each rule as joins, components by semi-naive rounds.
 
-Relations are DataFrames with columns ``c0, c1, ...`` typed per column (see
-:mod:`nablog.engines.spark_types`): ``long`` when every value is an integer, ``string`` when every
-value is a string, and a ``struct<s: string, i: long>`` for columns holding both, whose ordering
-in Spark is exactly nablog's (integers before strings, strings by code point). Types are inferred
-for derived relations before evaluation, so the rules compile to joins of like-typed columns, and
-nothing needs a dictionary of all constants in the driver: data read by the executors stays there.
-
-Components of the dependency graph run in the order of :func:`~nablog.engines.plan.component_plans`.
-A non-recursive component is one ``distinct`` union of its rules. A recursive component runs in one
-of two ways:
-
-- **partitioned fixpoint, inside one job** (:mod:`nablog.engines.spark_fixpoint`): when every
-  recursive rule passes one head argument unchanged from its recursive body literals (``tc(X,Y) :-
-  tc(X,Z), e(Z,Y).`` keeps ``X``; ``tc(X,Y) :- e(X,Z), tc(Z,Y).`` keeps ``Y``) and the other
-  relations the recursive rules read are small, the relation falls apart into independent
-  fixpoints, one per value of that argument. The exit tuples are hash-partitioned on it, the small
-  relations are broadcast, and each task runs the whole semi-naive fixpoint of its partition with
-  the embedded columnar engine. One Spark job instead of one per round: on a transitive closure
-  of 10.8 M pairs that is 1 job instead of ~20 rounds of 1-3 s each.
-- **semi-naive rounds** otherwise (same generation, non-linear recursion, large side relations):
-  each recursive rule once per recursive body literal taken as the delta; new tuples found by
-  ``distinct`` plus an anti-join against the full relation (set semantics); small relations
-  broadcast in joins by their exact row counts. Each round checkpoints its deltas, so the plan does
-  not grow with the number of rounds, and a recursive relation is the union of its deltas,
-  consolidated every :data:`MAX_PIECES` rounds, the consolidated pieces being released at once.
-
-Squaring (``tc := tc ∪ tc∘tc``) was measured and rejected as the general way to cut rounds: it
-needs log(depth) rounds but derives |tc| × (average reach) tuples instead of |tc| × (average
-out-degree), 1,000 times more on the dense closures of the benchmark.
-
-Checkpoints are ``localCheckpoint`` (executor storage, no files) unless a checkpoint directory is
-given (``checkpoint_dir`` or ``NABLOG_CHECKPOINT_DIR``; on a cluster it must be shared storage such
-as ``hdfs://``): nothing else is written anywhere during an evaluation.
-
-pyspark is imported only when the engine runs; one SparkSession per process is shared by every
-engine (see :func:`spark_session`).
-
->>> from nablog.lang import parse
->>> model = SparkEngine().evaluate(parse("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y)."),
-...                                {"e": {(1, 2), (2, 3)}})  # doctest: +SKIP
->>> sorted(model["p"])  # doctest: +SKIP
-[(1, 2), (1, 3), (2, 3)]
+:class:`_Evaluation` holds a typed :class:`~nablog.engines.spark.types.Relation` for every relation
+computed so far and compiles each rule into joins of like-typed columns. A non-recursive component
+is one ``distinct`` union of its rules; a recursive one runs in one job when the engine's
+``one_job`` can (:mod:`nablog.engines.spark.fixpoint`), else in semi-naive rounds: each recursive
+rule once per recursive body literal taken as the delta; new tuples found by ``distinct`` plus an
+anti-join against the full relation (set semantics); small relations broadcast in joins by their
+exact row counts. Each round checkpoints its deltas, so the plan does not grow with the number of
+rounds, and a recursive relation is the union of its deltas, consolidated every
+:data:`MAX_PIECES` rounds, the consolidated pieces being released at once.
 """
 
 from __future__ import annotations
 
 import operator
-import os
-import re
-import sys
-import tempfile
-import threading
 import time
-import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import reduce
-from importlib.util import find_spec
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..lang import (
-    Analysis,
-    Atom,
-    Comparison,
-    Literal,
-    NablogError,
-    Program,
-    Rule,
-    Var,
-    analyze,
-    base_part,
-    separate_facts,
-)
-from .base import Model, prepare
-from .plan import ComponentPlan, body_order, component_plans
-from .spark_types import (
+from ...lang import Analysis, Atom, Comparison, Literal, NablogError, Program, Rule, Var
+from ..plan import ComponentPlan, body_order, component_plans
+from .relations import relation_from_rows
+from .session import SessionOwner
+from .types import (
     LONG,
     MIXED,
     ColumnType,
-    arrow_table,
-    column_types_of_rows,
+    Relation,
     constant_type,
+    count_rows,
     infer_types,
+    literal_column,
     meet,
     rows_of_arrow,
     spark_type,
     type_rank,
     var_types,
+    widen_column,
 )
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-
-LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
-"""The log4j2 configuration the driver JVM starts with: errors only, no banner."""
-
-DEFAULT_SHUFFLE_PARTITIONS = 4
-"""Spark's default of 200 shuffle partitions is almost three times slower on a small machine."""
 
 BROADCAST_BYTES = 64 << 20
 """A relation whose estimated size is at most this many bytes is broadcast in joins (a copy per
@@ -112,17 +55,6 @@ BROADCAST_ROW_OVERHEAD = 64
 MAX_PIECES = 8
 """A recursive relation is kept as a union of at most this many checkpointed deltas."""
 
-DEFAULT_DRIVER_MEMORY = "4g"
-"""The heap of a local session's JVM (which runs the tasks), unless ``SPARK_DRIVER_MEMORY`` says otherwise."""
-
-LOCAL_ROWS = 10_000
-"""Base relations given as Python rows with more rows are checkpointed once, so that their rows
-are not shipped inside the plan of every job that reads them."""
-
-FIXPOINT_SIDE_ROWS = 5_000_000
-"""The partitioned fixpoint broadcasts the relations the recursive rules read besides the
-component itself; above this many rows in all it is not used (each task would hold them)."""
-
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq,
     "!=": operator.ne,
@@ -131,127 +63,6 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     ">": operator.gt,
     ">=": operator.ge,
 }
-
-_session: SparkSession | None = None
-_session_lock = threading.Lock()
-
-
-def _require_pyspark() -> None:
-    if find_spec("pyspark") is None:
-        raise NablogError("the spark engine needs pyspark", hint="pip install 'nablog[spark]'")
-
-
-def _is_local(master: str) -> bool:
-    return master == "local" or master.startswith(("local[", "local-cluster["))
-
-
-def spark_session(master: str | None = None, *, shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS) -> SparkSession:
-    """The process's one SparkSession, started on first use and shared by every caller.
-
-    Parameters
-    ----------
-    master:
-        Spark master URL; when None, the environment variable ``SPARK_MASTER``, else ``local[*]``.
-        ``spark://host:7077`` (standalone), ``yarn`` and ``k8s://https://host:443`` work like any
-        Spark application (``spark-submit`` options can be given as ``PYSPARK_SUBMIT_ARGS`` or in
-        ``spark-defaults.conf``). Asking for a master other than the one the running session uses
-        is an error: a process has one SparkContext.
-    shuffle_partitions:
-        ``spark.sql.shuffle.partitions`` for a session started by this call (engines set it
-        again for each evaluation, since it is a runtime option).
-
-    A local session binds the driver to the loopback interface (``SPARK_LOCAL_IP`` is set to
-    127.0.0.1 unless already set), has no web UI and no progress bar, and logs errors only
-    (:data:`LOG_CONFIG`). A cluster session ships the ``nablog`` package to the executors (they
-    need Python with numpy and pyarrow, like any PySpark job that runs Python code). A session the
-    caller stopped is replaced by a new one.
-
-    Raises
-    ------
-    NablogError
-        When pyspark is not installed, or ``master`` differs from the running session's master.
-    """
-    global _session
-    _require_pyspark()
-    with _session_lock:
-        if _session is not None and _session.sparkContext._jsc is not None:
-            running = _session.sparkContext.master
-            if master is not None and master != running:
-                raise NablogError(
-                    f"a Spark session with master {running} is already running in this process; "
-                    f"cannot start one with master {master}",
-                    hint="use one Spark master per process (set SPARK_MASTER before the first Spark evaluation)",
-                )
-            return _session
-        from pyspark.sql import SparkSession
-
-        url = master or os.environ.get("SPARK_MASTER") or "local[*]"
-        # Python workers (the partitioned fixpoint runs Python code in tasks) use this interpreter.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = (
-            SparkSession.builder.master(url)
-            .appName("nablog")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}")
-            .config("spark.cleaner.referenceTracking.cleanCheckpoints", "true")
-        )
-        if _is_local(url):
-            # Containers and laptops on changing networks often have no resolvable host name;
-            # a cluster needs the driver reachable from executors, so only local sessions pin it.
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-            if not os.environ.get("SPARK_DRIVER_MEMORY") and "driver-memory" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
-                # A local session's executor is the driver JVM; Spark's default heap of 1 GB
-                # spills a closure of ten million pairs to disk. The heap grows only as needed.
-                builder = builder.config("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
-        try:
-            session = builder.getOrCreate()
-        except Exception as error:  # the JVM did not start, or the master is unreachable
-            raise NablogError(
-                f"cannot start a Spark session with master {url}: {_first_line(error)}",
-                hint="check that Java 17 is installed and the master URL is reachable (spark://host:7077, yarn, k8s://...)",
-            ) from None
-        session.sparkContext.setLogLevel("ERROR")
-        if not _is_local(url):
-            _ship_package(session)
-        _session = session
-        return session
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
-def _ship_package(session: SparkSession) -> None:
-    """Make ``nablog`` importable on the executors of a cluster: the partitioned fixpoint runs
-    nablog's columnar engine inside tasks. The package is zipped once per process."""
-    package = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.mkdtemp(prefix="nablog-pyfiles-")) / "nablog.zip"
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in package.rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                archive.write(path, Path("nablog") / path.relative_to(package))
-    session.sparkContext.addPyFile(str(target))
-
-
-@dataclass
-class Relation:
-    """A relation on Spark: a DataFrame with columns ``c0..c{n-1}``, their nablog types, its
-    exact number of rows when known (None: not counted yet), and whether its rows are known to
-    be distinct (relations read from files may repeat rows; nothing depends on it but the
-    ``distinct`` that is skipped when it is known)."""
-
-    frame: DataFrame
-    types: tuple[ColumnType, ...]
-    size: int | None = None
-    unique: bool = False
-
-    @property
-    def arity(self) -> int:
-        return len(self.types)
 
 
 @dataclass(frozen=True)
@@ -306,188 +117,18 @@ class SparkModel:
         return self.evaluation.collect(list(self.derived if preds is None else preds))
 
 
-class SparkEngine:
-    """Evaluates stratified programs on Apache Spark (local by default, a cluster by master URL).
-
-    Parameters
-    ----------
-    master:
-        Spark master URL; None means ``SPARK_MASTER`` or ``local[*]`` (see :func:`spark_session`).
-    checkpoint_dir:
-        Where checkpoints are written. When neither this nor the environment variable
-        ``NABLOG_CHECKPOINT_DIR`` is given, checkpoints are ``localCheckpoint`` (kept by the
-        executors, no files). On a cluster, a directory must be shared storage (``hdfs://...``).
-    shuffle_partitions:
-        ``spark.sql.shuffle.partitions`` while this engine evaluates.
-    partitioned:
-        Whether recursive components that allow it run as a partitioned fixpoint in one job
-        (the default); False forces semi-naive rounds everywhere.
-
-    Examples
-    --------
-    >>> from nablog.lang import parse
-    >>> program = parse("r(X) :- s(X), p. p :- q(X). s(1). s(2). q(a).")
-    >>> sorted(SparkEngine().evaluate(program, {})["r"])  # doctest: +SKIP
-    [(1,), (2,)]
-    """
-
-    name = "spark"
-
-    def __init__(
-        self,
-        master: str | None = None,
-        checkpoint_dir: str | None = None,
-        shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS,
-        partitioned: bool = True,
-    ):
-        _require_pyspark()
-        if shuffle_partitions < 1:
-            raise NablogError(
-                f"shuffle_partitions must be at least 1, not {shuffle_partitions}",
-                hint="about twice the number of cores is a good start",
-            )
-        self.master = master
-        self.checkpoint_dir = checkpoint_dir
-        self.shuffle_partitions = shuffle_partitions
-        self.partitioned = partitioned
-
-    @property
-    def session(self) -> SparkSession:
-        """The shared SparkSession (started on first use)."""
-        return spark_session(self.master, shuffle_partitions=self.shuffle_partitions)
-
-    def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
-        """The perfect model of ``program`` over ``facts``: every relation as a set of tuples.
-
-        Base relations are returned as given (the program's facts merged in); derived relations
-        are computed on Spark and brought back through Arrow at the end.
-        """
-        prepared = prepare(program, facts)
-        with self.running() as spark:
-            run = _Evaluation(spark, self)
-            for pred, rows in prepared.facts.items():
-                run.load_rows(pred, rows, prepared.arities[pred])
-            for pred, arity in prepared.arities.items():
-                if pred not in prepared.facts and pred not in prepared.program.derived:
-                    run.load_rows(pred, (), arity)
-            run.run(prepared.program, prepared.analysis)
-            derived = run.collect(run.order)
-        model: Model = {}
-        for pred in prepared.arities:
-            model[pred] = derived[pred] if pred in derived else set(prepared.facts.get(pred, ()))
-        return model
-
-    def run(
-        self,
-        program: Program,
-        relations: Mapping[str, Relation | Iterable[tuple]],
-        progress: Callable[[str], None] | None = None,
-    ) -> SparkModel:
-        """The perfect model of ``program`` over base relations on Spark, left on Spark.
-
-        ``relations`` maps base relation names to :class:`Relation` objects (DataFrames read by
-        :mod:`nablog.engines.spark_io`) or to Python rows. Facts written in the program are added.
-        A relation given for a predicate that also has rules becomes its stored part ``base__p``
-        (seed 002 §2.1). ``progress`` receives one line per stratum and per round.
-
-        Call it inside :meth:`running` when the model is used afterwards (its runtime options
-        then stay set); the relations stay valid for as long as the session runs.
-        """
-        rules, facts = separate_facts(program, {})
-        analysis = analyze(rules)
-        derived = rules.derived
-        spark = self.session
-        run = _Evaluation(spark, self, progress)
-        given: dict[str, Relation | Iterable[tuple]] = {}
-        for pred, value in relations.items():
-            given[base_part(pred) if pred in derived else pred] = value
-        signatures = dict(rules.signatures)
-        for pred, rows in facts.items():
-            value = given.get(pred)
-            if isinstance(value, Relation):
-                from .spark_io import union
-
-                given[pred] = union(self, value, run.relation_from_rows(rows, value.arity))
-            else:
-                given[pred] = set(rows) | set(value or ())
-        for pred, value in given.items():
-            if isinstance(value, Relation):
-                run.set(pred, value)
-            else:
-                rows = value if isinstance(value, (set, frozenset)) else set(map(tuple, value))
-                arity = signatures.get(pred, len(next(iter(rows))) if rows else 0)
-                run.load_rows(pred, rows, arity)
-        only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
-        # Relations with neither data nor facts are empty (those of constraints and #base too).
-        for pred, arity in rules.signatures.items():
-            if pred not in derived and pred not in run.relations:
-                run.load_rows(pred, (), arity)
-        run.run(only_rules, analysis)
-        return SparkModel(dict(run.relations), list(run.order), run.rounds, run, only_rules, analysis)
-
-    @contextmanager
-    def running(self) -> Iterator[SparkSession]:
-        """The session with this engine's runtime options set, restored afterwards."""
-        spark = self.session
-        with _settings(spark, self._options()):
-            yield spark
-
-    def _options(self) -> dict[str, str]:
-        return {
-            "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
-            # Adaptive execution runs every shuffle and broadcast of a plan as a job of its own
-            # and re-plans after each; on the many small plans of an iteration that doubles the
-            # cost of a round (measured: 16 rounds of a chain, 7.1 s with it, 4.0 s without). Its
-            # main gain, broadcasting what turns out small, is covered by the exact row counts.
-            "spark.sql.adaptive.enabled": "false",
-            # Constraint propagation infers filters from every operator's constraints; on the
-            # unions of many typed rule bodies it costs planning time and, in Spark 4.3, fails
-            # outright (NoSuchElementException in Union.rewriteConstraints for some unions of
-            # struct comparisons). The engine places its filters itself.
-            "spark.sql.constraintPropagation.enabled": "false",
-            # The engine broadcasts by exact row counts (``small``); Spark's own choice rests on
-            # estimates that checkpointed relations carry over from the plans they cut, and a
-            # filter's estimate can make millions of rows look small enough to broadcast.
-            "spark.sql.autoBroadcastJoinThreshold": "-1",
-        }
-
-    def checkpointer(self, spark: SparkSession) -> tuple[Callable[..., DataFrame], Callable[[DataFrame], None]]:
-        """How this engine cuts lineage: a function ``(frame, eager=False) -> frame`` and one that
-        releases a checkpointed frame's storage."""
-        directory = self.checkpoint_dir or os.environ.get("NABLOG_CHECKPOINT_DIR")
-        if directory is None:
-            # Lazy: the plan is cut at once, the rows are stored by the next job that needs them,
-            # so a round costs one job, not one per checkpoint.
-            from pyspark import StorageLevel
-
-            # Serialized rows (pyspark's MEMORY_AND_DISK is the serialized level) take a third
-            # of the memory of row objects, which matters for relations of millions of tuples.
-            level = StorageLevel.MEMORY_AND_DISK
-            return (lambda df, eager=False: df.localCheckpoint(eager=eager, storageLevel=level)), _release_local
-        spark.sparkContext.setCheckpointDir(directory)
-        # Reliable checkpoints are files, written by a job of their own: always eager. The
-        # context cleaner removes them once unreferenced (spark.cleaner.referenceTracking.cleanCheckpoints).
-        return (lambda df, eager=False: df.checkpoint(eager=True)), lambda df: None
-
-
-def _release_local(frame: DataFrame) -> None:
-    """Drop the executor blocks of a ``localCheckpoint``: the frame must not be used afterwards.
-
-    Without this the blocks stay until the JVM's garbage collector notices the frame is gone,
-    which on a long fixpoint means every consolidated copy of a relation stays in memory.
-    """
-    jdf = getattr(frame, "_jdf", None)
-    if jdf is None:
-        return
-    plan = jdf.queryExecution().analyzed()
-    if plan.getClass().getSimpleName() == "LogicalRDD":
-        plan.rdd().unpersist(False)
-
-
 class _Evaluation:
     """The state of one evaluation: a typed :class:`Relation` for every relation computed so far."""
 
-    def __init__(self, spark: SparkSession, engine: SparkEngine, progress: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        spark: SparkSession,
+        engine: SessionOwner,
+        progress: Callable[[str], None] | None = None,
+        one_job: Callable[[_Evaluation, ComponentPlan, int], bool] | None = None,
+    ):
+        """``one_job`` evaluates a recursive component in one job when it can (False: it cannot);
+        the engine passes :func:`~nablog.engines.spark.fixpoint.one_job` unless told otherwise."""
         from pyspark.sql import functions as F
 
         self.spark = spark
@@ -500,6 +141,7 @@ class _Evaluation:
         self.rounds: list[Round] = []
         self.progress = progress
         self.strata = 1
+        self.one_job = one_job
 
     # -- relations ------------------------------------------------------------------------------
 
@@ -523,7 +165,7 @@ class _Evaluation:
         if rel is None:
             raise NablogError(f"relation {pred} is unknown to the spark evaluation", hint="this is a bug in nablog")
         if rel.size is None:
-            rel.size = _count(rel.frame)
+            rel.size = count_rows(rel.frame)
         return rel
 
     def cast(self, rel: Relation, types: tuple[ColumnType, ...]) -> DataFrame:
@@ -598,10 +240,7 @@ class _Evaluation:
         it, so relations nothing reads cost no job before the final collection.
         """
         if plan.recursive_rules:
-            from .spark_fixpoint import partition_keys, run_partitioned
-
-            keys = partition_keys(plan, self.types) if self.engine.partitioned else None
-            if keys is not None and run_partitioned(self, plan, keys, stratum):
+            if self.one_job is not None and self.one_job(self, plan, stratum):
                 return
             self.fixpoint(plan, stratum)
             return
@@ -661,7 +300,7 @@ class _Evaluation:
                     found = self.anti_join(found, full.frame, full.size, full.types, [f"c{i}" for i in range(full.arity)])
                 new = self.checkpoint(found)
                 # The one job of the round for this relation: it computes and stores the delta.
-                n = _count(new)
+                n = count_rows(new)
                 if n:
                     delta[pred] = Relation(new, self.types[pred], n)
             total = sum(d.size or 0 for d in delta.values())
@@ -925,55 +564,10 @@ class _Evaluation:
             if rel.size == 0:
                 out[pred] = set()
             elif rel.arity == 0:
-                out[pred] = {()} if _count(rel.frame) else set()
+                out[pred] = {()} if count_rows(rel.frame) else set()
             else:
                 out[pred] = rows_of_arrow(rel.frame.toArrow(), rel.types)
         return out
-
-
-def relation_from_rows(
-    engine: SparkEngine, rows: Iterable[tuple], arity: int, checkpoint: Callable[..., DataFrame] | None = None
-) -> Relation:
-    """A relation from Python rows: typed columns, shipped through Arrow; large ones checkpointed
-    once, so that their rows are not part of the plan of every job that reads them."""
-    spark = engine.session
-    rows = rows if isinstance(rows, (set, frozenset)) else set(map(tuple, rows))
-    if arity == 0:
-        return Relation(spark.range(1 if rows else 0).select(), (), 1 if rows else 0)
-    types = column_types_of_rows(rows, arity)
-    if not rows:
-        from pyspark.sql import functions as F
-
-        frame = spark.range(0).select(*[F.lit(None).cast(spark_type(t)).alias(f"c{i}") for i, t in enumerate(types)])
-        return Relation(frame, types, 0)
-    frame = spark.createDataFrame(arrow_table(rows, types))
-    if len(rows) > LOCAL_ROWS:
-        frame = (checkpoint or engine.checkpointer(spark)[0])(frame)
-    return Relation(frame, types, len(rows), unique=True)
-
-
-def literal_column(value, column_type: ColumnType) -> Column:
-    """A constant as a value of a column of ``column_type`` (which must be able to hold it)."""
-    from pyspark.sql import functions as F
-
-    kind = constant_type(value)
-    if column_type == MIXED:
-        if kind == LONG:
-            return F.struct(F.lit(None).cast("string").alias("s"), F.lit(value).cast("long").alias("i"))
-        return F.struct(F.lit(value).cast("string").alias("s"), F.lit(None).cast("long").alias("i"))
-    return F.lit(value).cast("long") if kind == LONG else F.lit(value).cast("string")
-
-
-def widen_column(column: Column, have: ColumnType, want: ColumnType) -> Column:
-    """A column of type ``have`` as values of type ``want`` (``have`` ≤ ``want``)."""
-    from pyspark.sql import functions as F
-
-    if have == want or have is None:
-        return column if have is not None else F.lit(None).cast(spark_type(want))
-    assert want == MIXED, (have, want)
-    if have == LONG:
-        return F.struct(F.lit(None).cast("string").alias("s"), column.cast("long").alias("i"))
-    return F.struct(column.cast("string").alias("s"), F.lit(None).cast("long").alias("i"))
 
 
 def _vars_of(atom: Atom) -> list[Var]:
@@ -981,40 +575,6 @@ def _vars_of(atom: Atom) -> list[Var]:
     return list(dict.fromkeys(t for t in atom.args if isinstance(t, Var) and t.name != "_"))
 
 
-@contextmanager
-def _settings(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Set runtime options of the shared session for the duration of one evaluation."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
-def _count(frame: DataFrame) -> int:
-    """The number of rows, by a single-stage job.
-
-    ``DataFrame.count`` plans an aggregate through a shuffle into one partition (two stages) and
-    records an SQL execution; counting the rows of the physical plan's RDD is one stage with no
-    bookkeeping, several times cheaper on the small deltas of a round (measured here: 0.04 s
-    against 0.2-0.4 s).
-    """
-    jdf = getattr(frame, "_jdf", None)
-    if jdf is None:  # Spark Connect has no JVM handle
-        return frame.count()
-    return int(jdf.queryExecution().toRdd().count())
-
 
 def _union(a: DataFrame, b: DataFrame) -> DataFrame:
     return a.union(b)
-
-
-def safe_name(name: str) -> str:
-    """A file-system-safe name for a relation or constraint (``file.lp:12`` → ``file.lp_12``)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"

@@ -6,7 +6,7 @@ Reading (:func:`read_relations`)
     SQLite). Here a directory may also hold ``<relation>/`` subdirectories of Parquet part files,
     as :func:`write_relations` (``nablog materialize``) and Spark itself write them, and paths
     may be URLs of any file system Spark knows (``hdfs://``, ``s3a://``). Parquet is read by the
-    executors; columns are typed as :mod:`nablog.engines.spark_types` says, a null being ``""``
+    executors; columns are typed as :mod:`nablog.engines.spark.types` says, a null being ``""``
     as in :mod:`nablog.io`. Every other format is parsed on the driver by :mod:`nablog.io`, whose
     rules (a quoted CSV field is a string, ``"12"`` is not ``12``; header detection) Spark's CSV
     reader cannot reproduce; convert large CSV files to Parquet to read them in parallel.
@@ -26,23 +26,27 @@ Writing (:func:`write_relations`)
 from __future__ import annotations
 
 import json
+import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lang import DataError
-from .spark_types import LONG, MIXED, STRING, column_type_of, join
+from ...lang import DataError
+from .session import SessionOwner
+from .types import LONG, MIXED, STRING, Relation, arrow_table, column_type_of, column_types_of_rows, join, spark_type, widen_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from .spark import Relation, SparkEngine
-
 MANIFEST = "_nablog.json"
 TEMPORARY_PREFIX = ".nablog-tmp-"
 DRIVER_SUFFIXES = (".csv", ".lp", ".dl", ".db", ".sqlite", ".sqlite3")
+
+LOCAL_ROWS = 10_000
+"""Base relations given as Python rows with more rows are checkpointed once, so that their rows
+are not shipped inside the plan of every job that reads them."""
 
 
 # -- file systems -------------------------------------------------------------------------------
@@ -112,7 +116,7 @@ def _child(directory: str, name: str) -> str:
 # -- reading ------------------------------------------------------------------------------------
 
 
-def read_relations(engine: SparkEngine, paths: Iterable[str | Path], header: bool | None = None) -> dict[str, Relation]:
+def read_relations(engine: SessionOwner, paths: Iterable[str | Path], header: bool | None = None) -> dict[str, Relation]:
     """Base relations from ``--data`` paths, typed (see the module docstring); a relation found
     in several paths is their union."""
     spark = engine.session
@@ -124,7 +128,7 @@ def read_relations(engine: SparkEngine, paths: Iterable[str | Path], header: boo
     return out
 
 
-def _read_path(engine: SparkEngine, files: _Files, path: str, header: bool | None) -> dict[str, Relation]:
+def _read_path(engine: SessionOwner, files: _Files, path: str, header: bool | None) -> dict[str, Relation]:
     local = "://" not in path
     if not files.exists(path):
         raise DataError(f"cannot read {path}: no such file or directory", where=path, hint="check the path")
@@ -159,10 +163,8 @@ def _read_path(engine: SparkEngine, files: _Files, path: str, header: bool | Non
     manifest = _manifest(files, path)
     for name, info in manifest.get("relations", {}).items():
         if info.get("arity") == 0 and name not in out:
-            from .spark import Relation as _Relation
-
             holds = bool(info.get("rows"))
-            out[name] = _Relation(spark_unit(engine.session, holds), (), 1 if holds else 0)
+            out[name] = Relation(spark_unit(engine.session, holds), (), 1 if holds else 0)
     return out
 
 
@@ -186,7 +188,7 @@ def _manifest(files: _Files, directory: str) -> dict:
         raise DataError(f"cannot read {path}: not JSON ({error})", where=path, hint="remove the file or write the directory again") from None
 
 
-def _read_on_driver(engine: SparkEngine, path: str, header: bool | None, local: bool) -> dict[str, Relation]:
+def _read_on_driver(engine: SessionOwner, path: str, header: bool | None, local: bool) -> dict[str, Relation]:
     """CSV, facts and SQLite files: parsed by nablog.io on the driver (their rules are nablog's)."""
     if not local:
         raise DataError(
@@ -194,8 +196,7 @@ def _read_on_driver(engine: SparkEngine, path: str, header: bool | None, local: 
             where=path,
             hint="CSV and other formats are parsed on the driver; give a local path, or convert the data to Parquet",
         )
-    from ..io import open_source  # the io package owns the CSV/facts/SQLite formats
-    from .spark import relation_from_rows
+    from ...io import open_source  # the io package owns the CSV/facts/SQLite formats
 
     source = open_source(path, header=header)
     out = {}
@@ -205,12 +206,11 @@ def _read_on_driver(engine: SparkEngine, path: str, header: bool | None, local: 
     return out
 
 
-def read_parquet(engine: SparkEngine, path: str) -> Relation:
+def read_parquet(engine: SessionOwner, path: str) -> Relation:
     """A Parquet file or directory as a typed relation (one job: its row count and the nulls of
     its integer columns, which make those columns mixed: a null is ``""``)."""
     from pyspark.sql import functions as F
 
-    from .spark import Relation
 
     spark = engine.session
     try:
@@ -254,11 +254,10 @@ def read_parquet(engine: SparkEngine, path: str) -> Relation:
     return Relation(frame.select(*columns), tuple(kinds), int(stats["n"]))
 
 
-def union(engine: SparkEngine, a: Relation, b: Relation) -> Relation:
+def union(engine: SessionOwner, a: Relation, b: Relation) -> Relation:
     """Two relations of one name (from two sources) as one, in the wider types."""
     from pyspark.sql import functions as F
 
-    from .spark import Relation, widen_column
 
     if a.arity != b.arity:
         raise DataError(
@@ -296,7 +295,7 @@ def _write_frame(frame: DataFrame, path: str) -> None:
 
 
 def write_relations(
-    engine: SparkEngine,
+    engine: SessionOwner,
     out: str | Path,
     relations: Mapping[str, Relation],
     columns: Mapping[str, list[str]] | None = None,
@@ -308,7 +307,6 @@ def write_relations(
     Relations are counted while written when their size is unknown (by reading the written
     files' metadata, not by evaluating again).
     """
-    from .spark import safe_name
 
     spark = engine.session
     files = _Files(spark)
@@ -356,3 +354,29 @@ def write_relations(
     finally:
         files.delete(staging)
     return entries
+
+
+def relation_from_rows(
+    engine: SessionOwner, rows: Iterable[tuple], arity: int, checkpoint: Callable[..., DataFrame] | None = None
+) -> Relation:
+    """A relation from Python rows: typed columns, shipped through Arrow; large ones checkpointed
+    once, so that their rows are not part of the plan of every job that reads them."""
+    spark = engine.session
+    rows = rows if isinstance(rows, (set, frozenset)) else set(map(tuple, rows))
+    if arity == 0:
+        return Relation(spark.range(1 if rows else 0).select(), (), 1 if rows else 0)
+    types = column_types_of_rows(rows, arity)
+    if not rows:
+        from pyspark.sql import functions as F
+
+        frame = spark.range(0).select(*[F.lit(None).cast(spark_type(t)).alias(f"c{i}") for i, t in enumerate(types)])
+        return Relation(frame, types, 0)
+    frame = spark.createDataFrame(arrow_table(rows, types))
+    if len(rows) > LOCAL_ROWS:
+        frame = (checkpoint or engine.checkpointer(spark)[0])(frame)
+    return Relation(frame, types, len(rows), unique=True)
+
+
+def safe_name(name: str) -> str:
+    """A file-system-safe name for a relation or constraint (``file.lp:12`` → ``file.lp_12``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"

@@ -4,7 +4,7 @@ Three operations over relations that stay on Spark, and their file-level forms u
 command line (``nablog materialize``, ``nablog materialize --model``, ``nablog check --engine spark``):
 
 - :func:`materialize`: the perfect model (:meth:`SparkEngine.run`), each derived relation written
-  to ``OUT/<relation>/`` as Parquet (:func:`~nablog.engines.spark_io.write_relations`).
+  to ``OUT/<relation>/`` as Parquet (:func:`~nablog.engines.spark.relations.write_relations`).
 - :func:`propagate`: the induced update of seed 002 (Def. 2) of a batch of base insertions and
   deletions, computed from a stored model component by component as seed 002's update
   propagation rules prescribe and in the design of :meth:`PythonEngine.update` (DRed): the
@@ -27,7 +27,7 @@ from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lang import (
+from ...lang import (
     Atom,
     Denial,
     FdShape,
@@ -42,18 +42,12 @@ from ..lang import (
     parse_files,
     separate_facts,
 )
-from .plan import ComponentPlan, component_plans
-from .spark import (
-    Relation,
-    Round,
-    SparkEngine,
-    SparkModel,
-    _count,
-    _Evaluation,
-)
-from .spark_io import read_relations, write_relations
-from .spark_types import LONG, MIXED, ColumnType, arrow_values, infer_types, join, meet, rows_of_arrow, spark_type
-from .violations import VIOLATION_PREFIX, Violation, name_anonymous
+from ..plan import ComponentPlan, component_plans
+from ..violations import VIOLATION_PREFIX, Violation, name_anonymous
+from . import SparkEngine
+from .evaluation import Round, SparkModel, _Evaluation
+from .relations import read_relations, write_relations
+from .types import LONG, MIXED, ColumnType, Relation, arrow_values, count_rows, infer_types, join, meet, rows_of_arrow, spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -115,7 +109,7 @@ def materialize_files(
     header: bool | None = None,
     progress: Progress | None = None,
 ) -> Materialized:
-    """:func:`materialize` over program files and ``--data`` paths (see :mod:`.spark_io`)."""
+    """:func:`materialize` over program files and ``--data`` paths (see :mod:`.relations`)."""
     program = parse_files(list(files))
     engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
     relations = read_relations(engine, data, header)
@@ -125,7 +119,7 @@ def materialize_files(
 
 def _check_defined(program: Program, relations: Mapping[str, object]) -> None:
     """Every body predicate has rules, facts, data or a ``#base`` declaration (as Database checks)."""
-    from ..lang import AnalysisError
+    from ...lang import AnalysisError
 
     rules, facts = separate_facts(program, {})
     defined = set(rules.derived) | set(facts) | set(relations) | {p for p, _ in rules.declared_base}
@@ -191,7 +185,7 @@ def propagate(
     only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
     analysis = analyze(only_rules)
     derived = only_rules.derived
-    ev = _Evaluation(engine.session, engine, progress)
+    ev = engine.evaluation(progress=progress)
     target = lambda p: base_part(p) if p in derived else p  # noqa: E731
     insert = {target(p): r for p, r in (insert or {}).items()}
     delete = {target(p): r for p, r in (delete or {}).items()}
@@ -311,7 +305,7 @@ def _intersect(ev: _Evaluation, frame: DataFrame, other: Relation) -> DataFrame:
 def _stored(ev: _Evaluation, frame: DataFrame, types: tuple[ColumnType, ...]) -> Relation:
     """A frame checkpointed and counted: one job, and its lineage is cut."""
     stored = ev.checkpoint(frame)
-    return Relation(stored, types, _count(stored))
+    return Relation(stored, types, count_rows(stored))
 
 
 def _fit(ev: _Evaluation, rel: Relation, types: tuple[ColumnType, ...]) -> Relation:
@@ -580,7 +574,7 @@ def check(
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    from ..lang import Var
+    from ...lang import Var
     from pyspark.sql.types import StructField, StructType
 
     ev = model.evaluation
@@ -786,7 +780,7 @@ def _fd_check(ev: _Evaluation, fds: list[_FdDenial], limit: int) -> list[tuple[i
 
 
 def _ground(atom: Atom, binding: dict) -> Atom:
-    from ..lang import Var
+    from ...lang import Var
 
     return Atom(atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
 

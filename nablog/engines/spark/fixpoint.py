@@ -8,7 +8,7 @@ closure of each source), ``tc(X,Y) :- e(X,Z), tc(Z,Y).`` keeps ``Y``, mutual rec
 
 Then the exit tuples (computed on Spark by the exit rules) are hash-partitioned on that argument,
 the other relations the recursive rules read are broadcast (they must be small:
-:data:`~nablog.engines.spark.FIXPOINT_SIDE_ROWS`), and each task runs the semi-naive fixpoint of its
+:data:`FIXPOINT_SIDE_ROWS`), and each task runs the semi-naive fixpoint of its
 partition with nablog's columnar engine (:class:`~nablog.engines.python.PythonEngine`) over ids of a
 dictionary of its own values. The result is checkpointed once. A depth-20 closure costs one job
 instead of twenty rounds of a few seconds each, and the work is that of semi-naive evaluation:
@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lang import Atom, Literal, Program, Rule, Var
-from .plan import ComponentPlan
-from .spark_types import (
+from ...lang import Atom, Literal, Program, Rule, Var
+from ..plan import ComponentPlan
+from .evaluation import Round, _Evaluation
+from .types import (
+    Relation,
     LONG,
     MIXED,
     STRING,
@@ -54,12 +56,22 @@ from .spark_types import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .spark import _Evaluation
+
+FIXPOINT_SIDE_ROWS = 5_000_000
+"""The partitioned fixpoint broadcasts the relations the recursive rules read besides the
+component itself; above this many rows in all it is not used (each task would hold them)."""
 
 SEED_PREFIX = "nablog_seed__"
 """Names of the exit tuples inside a task: ``p(V..) :- nablog_seed__p(V..).`` starts the fixpoint."""
 
 MAX_KEY_CHOICES = 4096
+
+
+def one_job(ev: _Evaluation, plan: ComponentPlan, stratum: int) -> bool:
+    """Evaluate a recursive component as one partitioned job when its recursion keeps an argument
+    and its side relations are small; False (nothing done) otherwise."""
+    keys = partition_keys(plan, ev.types)
+    return keys is not None and run_partitioned(ev, plan, keys, stratum)
 
 
 def partition_keys(plan: ComponentPlan, types: Mapping[str, tuple[ColumnType, ...]]) -> dict[str, int] | None:
@@ -107,8 +119,6 @@ def run_partitioned(ev: _Evaluation, plan: ComponentPlan, keys: dict[str, int], 
     """Evaluate a recursive component as one partitioned job; False (nothing done) when the
     relations to broadcast are too large, so that the caller runs semi-naive rounds instead."""
     from pyspark.sql import functions as F
-
-    from .spark import FIXPOINT_SIDE_ROWS, Relation, Round
 
     start = time.perf_counter()
     preds = plan.predicates
@@ -232,7 +242,7 @@ class _Codec:
     """Order-preserving ids for the values of one task: its integers, then its strings."""
 
     def __init__(self, ints: np.ndarray, strings: pa.Array):
-        from .encoding import ConstantDictionary
+        from ..encoding import ConstantDictionary
 
         self.ints = ints
         self.strings = strings
@@ -244,7 +254,7 @@ class _Codec:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .encoding import sorted_unique
+        from ..encoding import sorted_unique
 
         ints = [np.array([c for c in constants if isinstance(c, int)], dtype=np.int64)]
         strings = [pa.array([c for c in constants if isinstance(c, str)], pa.string())]
@@ -301,8 +311,8 @@ def _solve(batches: Iterator[pa.RecordBatch], task: _Task, sides) -> Iterator[pa
     row tagged -1 that reports how many rounds the partition needed)."""
     import pyarrow as pa
 
-    from .encoding import EncodedRelation
-    from .python import PythonEngine
+    from ..encoding import EncodedRelation
+    from ..python import PythonEngine
 
     received = [b for b in batches if b.num_rows]
     if not received:

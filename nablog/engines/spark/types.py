@@ -1,4 +1,4 @@
-"""Column types of the spark engine: integers, strings or both, their Spark and Arrow forms, and inference.
+"""Typed relations of the spark engine: column types (integers, strings or both), their Spark and Arrow forms, inference, and :class:`Relation`.
 
 A column of a relation on Spark has one of three nablog types:
 
@@ -27,12 +27,14 @@ of what its rules put there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..lang import DataError, Literal, Rule, Var
+from ...lang import DataError, Literal, Rule, Var
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
 LONG, STRING, MIXED = "long", "string", "mixed"
@@ -251,3 +253,60 @@ def var_types(rule: Rule, sources: Mapping[int, tuple[ColumnType, ...]]) -> dict
                 return None
             out[term] = narrowed
     return out
+
+
+@dataclass
+class Relation:
+    """A relation on Spark: a DataFrame with columns ``c0..c{n-1}``, their nablog types, its
+    exact number of rows when known (None: not counted yet), and whether its rows are known to
+    be distinct (relations read from files may repeat rows; nothing depends on it but the
+    ``distinct`` that is skipped when it is known)."""
+
+    frame: DataFrame
+    types: tuple[ColumnType, ...]
+    size: int | None = None
+    unique: bool = False
+
+    @property
+    def arity(self) -> int:
+        return len(self.types)
+
+
+
+
+def count_rows(frame: DataFrame) -> int:
+    """The number of rows, by a single-stage job.
+
+    ``DataFrame.count`` plans an aggregate through a shuffle into one partition (two stages) and
+    records an SQL execution; counting the rows of the physical plan's RDD is one stage with no
+    bookkeeping, several times cheaper on the small deltas of a round (measured here: 0.04 s
+    against 0.2-0.4 s).
+    """
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:  # Spark Connect has no JVM handle
+        return frame.count()
+    return int(jdf.queryExecution().toRdd().count())
+
+
+def literal_column(value, column_type: ColumnType) -> Column:
+    """A constant as a value of a column of ``column_type`` (which must be able to hold it)."""
+    from pyspark.sql import functions as F
+
+    kind = constant_type(value)
+    if column_type == MIXED:
+        if kind == LONG:
+            return F.struct(F.lit(None).cast("string").alias("s"), F.lit(value).cast("long").alias("i"))
+        return F.struct(F.lit(value).cast("string").alias("s"), F.lit(None).cast("long").alias("i"))
+    return F.lit(value).cast("long") if kind == LONG else F.lit(value).cast("string")
+
+
+def widen_column(column: Column, have: ColumnType, want: ColumnType) -> Column:
+    """A column of type ``have`` as values of type ``want`` (``have`` ≤ ``want``)."""
+    from pyspark.sql import functions as F
+
+    if have == want or have is None:
+        return column if have is not None else F.lit(None).cast(spark_type(want))
+    assert want == MIXED, (have, want)
+    if have == LONG:
+        return F.struct(F.lit(None).cast("string").alias("s"), column.cast("long").alias("i"))
+    return F.struct(column.cast("string").alias("s"), F.lit(None).cast("long").alias("i"))

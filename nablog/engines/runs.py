@@ -1,0 +1,132 @@
+"""Log-structured relations: a growing relation kept as a few sorted runs, merged geometrically.
+
+A semi-naive fixpoint adds each round's new tuples (the delta) to the relation it grows. Merging
+every delta into one sorted array copies the whole relation every round: on a deep recursion
+(136 rounds for the closure of a sparse graph of 10⁵ edges) that copying, not the join, is the
+cost. A :class:`RunRelation` instead keeps the relation as sorted runs of packed keys, disjoint,
+each at least :data:`GROWTH` times the size of the next; a delta becomes a new run, and the last
+two runs are merged while that ratio fails (a binary counter, as in a log-structured merge tree).
+Each tuple is then copied O(log rounds) times instead of once per round, and the relation has at
+most log_GROWTH(size) runs. The same runs answer what the engine asks of a relation during the
+fixpoint: membership (deduplicating a delta, by binary search in each run), prefix ranges (joins
+and anti-joins on leading columns, run by run), and the size. Anything else (columns, an index on
+other columns, iteration) merges the runs once, on first use, and keeps the result.
+
+>>> from nablog.engines.encoding import ConstantDictionary, EncodedRelation
+>>> d = ConstantDictionary.build(range(10))
+>>> rel = EncodedRelation.from_rows(d, [(1, 2), (2, 3)], 2)
+>>> for new in ([(3, 4)], [(1, 3), (2, 4)], [(1, 4)]):
+...     rel = RunRelation.grown(rel, EncodedRelation.from_rows(d, new, 2).keys)
+>>> [len(run) for run in rel.runs], len(rel), (2, 4) in rel, (4, 1) in rel
+([5, 1], 6, True, False)
+>>> sorted(rel)
+[(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .encoding import INT, EncodedRelation, PatchedRelation, member, merge_sorted, unpack
+
+GROWTH = 2
+"""Each run holds at least this many times the tuples of the next (measured on the deep closures
+of bench/materialize.py: 2 and 4 within noise; 8 and more probe too many runs per round)."""
+
+
+class RunRelation(EncodedRelation):
+    """A packed relation stored as sorted runs of disjoint keys, largest first (see the module)."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, base: EncodedRelation, runs: list[np.ndarray]):
+        super().__init__(base.dictionary, base.arity, None, None)
+        self.runs = runs
+
+    @classmethod
+    def grown(cls, rel: EncodedRelation, new: np.ndarray) -> "RunRelation":
+        """``rel`` with the sorted keys ``new`` (none of them in ``rel``) added; ``rel`` is unchanged."""
+        runs = list(rel.runs) if isinstance(rel, RunRelation) else ([rel.keys] if len(rel) else [])
+        runs.append(new)
+        while len(runs) > 1 and len(runs[-2]) < GROWTH * len(runs[-1]):
+            last = runs.pop()
+            runs[-1] = merge_sorted(runs[-1], last)
+        return cls(rel, runs)
+
+    @property
+    def packed(self) -> bool:
+        return True
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:
+            merged = self.runs[0] if self.runs else np.zeros(0, INT)
+            for run in self.runs[1:]:
+                merged = merge_sorted(merged, run)
+            self._keys = merged
+            self.runs = [merged] if len(merged) else []  # one copy, not the runs and their merge
+        return self._keys
+
+    def columns(self) -> list[np.ndarray]:
+        return unpack(self.keys, len(self.dictionary), self.arity)
+
+    def __len__(self) -> int:
+        return sum(len(run) for run in self.runs)
+
+    def contains_keys(self, probe: np.ndarray) -> np.ndarray:
+        found = np.zeros(len(probe), dtype=bool)
+        for run in self.runs:
+            found |= member(run, probe)
+        return found
+
+
+def key_runs(rel: EncodedRelation) -> list[np.ndarray] | None:
+    """The sorted key arrays whose disjoint union is ``rel`` (one for a plain packed relation),
+    or None when the relation is not a union of sorted runs (a patch with removals pending)."""
+    if isinstance(rel, RunRelation):
+        return rel.runs
+    if isinstance(rel, PatchedRelation) and rel._keys is None:
+        return None
+    return [rel.keys]
+
+
+@dataclass
+class RoundCost:
+    """Where one semi-naive round of one component spent its time (``PythonEngine(profile=...)``).
+
+    ``join`` evaluates the rule bodies over the delta, ``dedup`` removes the derived tuples the
+    relation holds already (and the duplicates among them), ``merge`` adds the new ones to it.
+    """
+
+    component: tuple[str, ...]
+    round: int
+    delta: int = 0
+    join: float = 0.0
+    dedup: float = 0.0
+    merge: float = 0.0
+    runs: int = 0
+
+    def describe(self) -> str:
+        return (
+            f"{', '.join(self.component)} round {self.round}: {self.delta:,} new, join {self.join:.4f} s, "
+            f"dedup {self.dedup:.4f} s, merge {self.merge:.4f} s, {self.runs} runs"
+        )
+
+
+@dataclass
+class Stopwatches:
+    """Seconds spent per kind of work since the last :meth:`take` (join, dedup, merge)."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: {"join": 0.0, "dedup": 0.0, "merge": 0.0})
+
+    def add(self, kind: str, start: float) -> float:
+        now = time.perf_counter()
+        self.seconds[kind] += now - start
+        return now
+
+    def take(self) -> dict[str, float]:
+        taken, self.seconds = self.seconds, {"join": 0.0, "dedup": 0.0, "merge": 0.0}
+        return taken

@@ -1,0 +1,529 @@
+"""Stores: the fact stores of one database and the one way to change them — a crash-safe commit.
+
+Every write of user data (``apply``, ``undo``, ``repair --out``, a server commit) is a
+:meth:`Stores.commit` of a :class:`~nablog.lang.Delta`. Its protocol, run under the lock
+``.nablog/lock`` (one writer at a time)::
+
+    1 begin     .nablog/journal.json  {tag, directories}                  written, fsynced
+    2 stage     every changed file's new version  .<name>.<tag>.tmp       beside it, fsynced
+                the old version linked (or copied) to .nablog/undo/<tag>/  for an exact undo
+                the new undo log  .nablog/.history.json.<tag>.tmp
+    3 journal   .nablog/journal.json  {tag, files: tmp -> target, SQLite changes}   fsynced
+    4 check     the data's fingerprint is still the one the change was computed on
+    5 commit    .nablog/commit  holding the tag                            fsynced
+    6 apply     renames (data first, the undo log last); SQLite changes in one transaction each
+    7 cleanup   journal, then commit record removed
+
+The commit record (5) is the point of no return; it is written before the renames, so every
+rename and SQLite change after it can be redone. :meth:`Stores.recover` — run on every open and
+before every commit — finds a journal left by a killed process and **rolls it forward** when the
+commit record names it (renames whose temporary file is still there; SQLite changes, which are
+idempotent: a row already inserted is not inserted again), or **back** otherwise (its temporary
+files and backups removed; nothing else was touched yet). Either way the data, the undo log and
+every store together are wholly old or wholly new.
+
+A second writer waits for the lock at most ``lock_timeout`` seconds (saying so after half a
+second), then is refused with a clear message. The fingerprint (size, modification time and
+inode of every file) is checked under the lock, after staging: a change computed on data that
+was edited since — by another nablog or by hand — is refused, never merged into it.
+
+>>> import tempfile, pathlib
+>>> from nablog.lang import Delta
+>>> tmp = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (tmp / "db.lp").write_text("e(1, 2).\\n")
+>>> stores = Stores([tmp / "db.lp"])
+>>> print(stores.commit(Delta.parse("+e(2, 3). -e(1, 2).")))
++e(2, 3). -e(1, 2).
+>>> (tmp / "db.lp").read_text()
+'e(2, 3).\\n'
+>>> print(stores.undo())
++e(1, 2). -e(2, 3).
+>>> (tmp / "db.lp").read_text()
+'e(1, 2).\\n'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from ..lang import BaseDeclaration, DataError, Delta, NablogError, parse_files
+from .base import FactSource, PendingFile, fsync_directory, prepare_file, tmp_path
+from .factsfile import FactsFile
+from .history import History
+from .sqlitedb import SqliteDatabase
+
+LOCK_TIMEOUT = 10.0
+"""Seconds a commit waits for another writer before it is refused."""
+
+HISTORY_DEPTH = 100
+"""Undo entries kept; older ones (and their saved file versions) are dropped by the next commit."""
+
+STATE_DIR = ".nablog"
+
+
+class Stores:
+    """The fact stores of one database (program files, then data sources) and their commits.
+
+    Parameters
+    ----------
+    program_paths
+        Program files; their facts are a store (:class:`~nablog.io.FactsFile`) each.
+    sources
+        Further fact sources (:func:`~nablog.io.open_source`).
+    lock_timeout
+        Seconds to wait for another writer (default :data:`LOCK_TIMEOUT`).
+    on_wait
+        Called with a message when the lock is held by another writer (default: print to stderr).
+
+    The undo log and the commit journal live in ``.nablog/`` beside the first program file (or
+    the first source; inside it when it is a directory).
+    """
+
+    def __init__(
+        self,
+        program_paths: Sequence[str | Path] = (),
+        sources: Sequence[FactSource] = (),
+        *,
+        lock_timeout: float = LOCK_TIMEOUT,
+        on_wait: Callable[[str], None] | None = None,
+    ):
+        self.program_paths = [Path(p) for p in program_paths]
+        self.sources = list(sources)
+        self.stores: list[FactSource] = [FactsFile(p) for p in self.program_paths] + self.sources
+        if not self.stores:
+            raise NablogError("no fact store to commit to", hint="give program files or data sources")
+        anchor = self.stores[0].location.absolute()
+        try:
+            self.base = anchor.resolve() if anchor.is_dir() else anchor.resolve().parent
+        except OSError:  # a name the system refuses: reading it will say so
+            self.base = anchor.parent
+        self.state = self.base / STATE_DIR
+        self.history = History(self.state / "history.json")
+        self.lock_timeout = lock_timeout
+        self.on_wait = on_wait or _print_wait
+        self.fault: Callable[[str], None] | None = None  # tests: called at every protocol step
+        self._lock_depth = 0
+        self._lock_fd: int | None = None
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        """Size, modification time and inode of every file the stores read (hidden files and
+        ``.nablog/`` excepted): it changes whenever a file is written or replaced."""
+        parts = []
+        for path in [*self.program_paths, *(s.location for s in self.sources)]:
+            path = Path(path)
+            files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")) if path.is_dir() else [path]
+            for f in files:
+                try:
+                    st = f.stat()
+                except OSError:
+                    parts.append(f"{f}:missing")
+                    continue
+                parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+        return "|".join(parts)
+
+    def owner(self, pred: str) -> FactSource:
+        """The store that holds ``pred``: where its facts are, or where a new relation goes (the
+        first data source, else the program file declaring it ``#base``, else the first file)."""
+        holders = [s for s in self.stores if pred in s.relations()]
+        if len(holders) > 1:
+            raise NablogError(
+                f"relation {pred} is stored in several places: " + ", ".join(str(h.location) for h in holders),
+                hint="keep each relation in one file or directory so changes have one place to go",
+            )
+        if holders:
+            return holders[0]
+        if self.sources:
+            return self.sources[0]
+        for store, path in zip(self.stores, self.program_paths):
+            if any(isinstance(s, BaseDeclaration) and any(p == pred for p, _ in s.signatures) for s in parse_files([path]).statements):
+                return store
+        return self.stores[0]
+
+    def entries(self) -> list[dict]:
+        """The undo log, oldest first."""
+        return self.history.entries()
+
+    # -- the lock -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold ``.nablog/lock`` (re-entrant in one Stores object); wait at most ``lock_timeout``."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        import fcntl
+
+        self.state.mkdir(exist_ok=True)
+        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o666)
+        start = time.monotonic()
+        told = False
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waited = time.monotonic() - start
+                    holder = _holder(fd)
+                    if waited >= self.lock_timeout:
+                        raise NablogError(
+                            f"another nablog command{holder} is writing this database; gave up after {self.lock_timeout:g} s",
+                            where=str(self.state / "lock"),
+                            hint="retry when it has finished; nothing was changed",
+                        ) from None
+                    if not told and waited >= 0.5:
+                        self.on_wait(f"waiting for another nablog command{holder} to finish writing (at most {self.lock_timeout:g} s)")
+                        told = True
+                    time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd, self._lock_depth = fd, 1
+        try:
+            yield
+        finally:
+            self._lock_depth, self._lock_fd = 0, None
+            os.close(fd)  # closing releases the flock
+
+    # -- committing -----------------------------------------------------------------------------
+
+    def commit(self, delta: Delta, *, request: str = "", basis: str | None = None) -> Delta:
+        """Apply ``delta`` (on relations as stored, ``p`` not ``base__p``) to the stores and push
+        it on the undo log, all or nothing; return the changes really made (inserting a stored
+        fact or deleting an absent one is no change, seed 002 Def. 1). Nothing is recorded when
+        nothing changes.
+
+        ``basis`` is the fingerprint the change was computed on: if the data changed since, the
+        commit is refused (:class:`NablogError`), checked under the lock.
+        """
+        with self.locked():
+            self.recover()
+            self._check_basis(basis)
+            by_store: dict[int, tuple[FactSource, dict]] = {}
+            for pred, (ins, dele) in delta.by_relation().items():
+                store = self.owner(pred)
+                by_store.setdefault(id(store), (store, {}))[1][pred] = (ins, dele)
+            real = Delta()
+            plans: list[tuple[FactSource, dict]] = []
+            for store, relations in by_store.values():
+                current = _load(store, relations)
+                part = Delta.of_rows({p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).real(current)
+                if part:
+                    real = real.compose(part)
+                    plans.append((store, part.by_relation()))
+            if not real:
+                return real
+            entry = {
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "request": request,
+                "changes": {self._name(store.location): Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()}).to_rows_json() for store, rel in plans},
+            }
+            self._run(plans, entry, basis)
+            return real
+
+    def undo(self) -> Delta | None:
+        """Take back the newest commit on the undo log: the files as they were, byte for byte;
+        SQLite rows as they were. None when the log is empty.
+
+        Refused, with nothing changed, when the entry names a store this database does not
+        have, or when the data changed after that commit (``forget`` then drops the entry).
+        """
+        with self.locked():
+            self.recover()
+            entries = self.entries()
+            if not entries:
+                return None
+            entry = entries[-1]
+            stores = {s.location.resolve(): s for s in self.stores}
+            plans: list[tuple[FactSource, dict]] = []
+            inverse = Delta()
+            by_bytes = "files" in entry  # files come back byte for byte; SQLite (and old entries) row by row
+            for name, rows in entry.get("changes", {}).items():
+                location = self._path(name).resolve()
+                store = stores.get(location)
+                if store is None:
+                    raise NablogError(
+                        f"cannot undo: the newest change was made to {name}, which is not a store of this database",
+                        where=str(self.history.path),
+                        hint="run undo with the program and data the change was applied to, or drop the entry with nablog undo --forget",
+                    )
+                change = Delta.from_json(rows)
+                current = _load(store, change.predicates)
+                for pred, (ins, dele) in change.by_relation().items():
+                    have = current.get(pred, set())
+                    if not ins <= have or have & dele:
+                        raise _stale(pred, name)
+                inverse = inverse.compose(change.inverse())
+                if not by_bytes or isinstance(store, SqliteDatabase):
+                    plans.append((store, change.inverse().by_relation()))
+            restore = []
+            for f in entry.get("files", []):
+                target = self._path(f["target"])
+                if _digest(target) != f["sha256"]:
+                    raise _stale(None, f["target"])
+                restore.append((target, self._path(f["backup"]) if f.get("backup") else None))
+            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry])
+            return inverse
+
+    def forget(self) -> dict | None:
+        """Drop the newest undo entry without touching the data (the way out of a stale log)."""
+        with self.locked():
+            self.recover()
+            entries = self.entries()
+            if not entries:
+                return None
+            self._run([], None, None, entries=entries[:-1], drop=[entries[-1]])
+            return entries[-1]
+
+    def replace_files(self, writers: Mapping[Path, Callable[[BinaryIO], None]]) -> None:
+        """Write whole files (target to a function writing its bytes) in one commit, without an
+        undo entry: for outputs such as ``repair --out``, all files new or all old."""
+        with self.locked():
+            self.recover()
+            self._run([], None, None, writers=writers)
+
+    # -- recovery -------------------------------------------------------------------------------
+
+    def recover(self) -> str | None:
+        """Finish or take back a commit a killed process left: ``"rolled forward"``,
+        ``"rolled back"``, or None when there was none."""
+        journal_path = self.state / "journal.json"
+        if not journal_path.exists():
+            return None
+        with self.locked():
+            try:
+                journal = json.loads(journal_path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                return None  # finished by the writer we waited for
+            except ValueError:
+                journal = None  # torn before its first fsync completed: nothing was staged
+            if journal is None:
+                journal_path.unlink()
+                return "rolled back"
+            record = self.state / "commit"
+            committed = record.exists() and record.read_text(encoding="utf-8").strip() == journal["tag"]
+            if committed:
+                self._apply(journal)
+                self._cleanup(journal)
+                return "rolled forward"
+            self._rollback(journal)
+            return "rolled back"
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def _run(self, plans, entry, basis, *, restore=(), entries=None, drop=(), writers={}) -> None:
+        tag = f"nablog-{os.getpid()}-{os.urandom(4).hex()}"
+        undo_dir = self.state / "undo" / tag
+        directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
+                             | {str(Path(t).resolve().parent) for t in [*(t for t, _ in restore), *writers]} | {str(self.state)})
+        journal = {"tag": tag, "directories": directories, "files": [], "sqlite": [], "cleanup": []}
+        self._write_journal(journal)
+        self._step("begin")
+        pending: list[PendingFile] = []
+        files: list[dict] = []
+        for store, relations in plans:
+            if isinstance(store, SqliteDatabase):
+                journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
+                    {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
+                continue
+            current = _load(store, relations)
+            staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
+            for p in staged:
+                self._step(f"stage {p.target.name}")
+                backup = None
+                if p.target.exists():
+                    undo_dir.mkdir(parents=True, exist_ok=True)
+                    backup = undo_dir / str(len(files))
+                    _link_or_copy(p.target, backup)
+                files.append({"target": self._name(p.target), "backup": self._name(backup) if backup else None, "sha256": _digest(p.tmp)})
+            pending.extend(staged)
+        for target, backup in restore:
+            if backup is None:
+                journal["files"].append({"op": "remove", "target": str(target)})
+                continue
+            staged = prepare_file(target, lambda f, b=backup: f.write(b.read_bytes()), tag)
+            self._step(f"stage {target.name}")
+            pending.append(staged)
+        for target, write in writers.items():
+            pending.append(prepare_file(Path(target), write, tag))
+            self._step(f"stage {Path(target).name}")
+        if undo_dir.exists():
+            fsync_directory(undo_dir)
+        journal["files"] += [{"op": "replace", "tmp": str(p.tmp), "target": str(p.target)} for p in pending]
+        if entry is not None or entries is not None:
+            if entries is None:
+                entries = self.entries()
+            if entry is not None:
+                entries = entries + [{**entry, "tag": tag, "files": files}]
+            while len(entries) > HISTORY_DEPTH:
+                drop = [*drop, entries.pop(0)]
+            text = json.dumps(entries, ensure_ascii=False, indent=1).encode("utf-8")
+            log = prepare_file(self.history.path, lambda f: f.write(text), tag)
+            journal["files"].append({"op": "replace", "tmp": str(log.tmp), "target": str(log.target)})
+        journal["cleanup"] = [str(self.state / "undo" / d["tag"]) for d in drop if d.get("tag")]
+        self._write_journal(journal)
+        self._step("journal")
+        self._check_basis(basis)
+        self._step("check")
+        _write_durably(self.state / "commit", tag.encode())
+        self._step("commit record")
+        done: list[str] = []
+        try:
+            self._apply(journal, done)
+        except OSError as e:
+            failed = e.filename or "a file"
+            if not done:  # nothing was changed yet: take the commit back
+                os.unlink(self.state / "commit")
+                self._rollback(journal)
+                raise DataError(f"cannot replace {failed}: {e.strerror or e}", where=str(failed),
+                                hint="check that the directory is writable and has space; nothing was changed") from None
+            raise DataError(
+                f"cannot replace {failed}: {e.strerror or e}", where=str(failed),
+                hint=f"the change is recorded in {self.state / 'journal.json'}; the next nablog command on this database finishes it",
+            ) from None
+        self._cleanup(journal)
+
+    def _apply(self, journal: dict, done: list[str] | None = None) -> None:
+        """Step 6, also the roll-forward of recovery: idempotent. ``done`` collects what was changed."""
+        done = [] if done is None else done
+        for item in journal["sqlite"]:
+            SqliteDatabase(item["path"]).apply(Delta.from_json(item["changes"]).by_relation())
+            done.append(item["path"])
+            self._step(f"sqlite {Path(item['path']).name}")
+        for item in journal["files"]:
+            target = Path(item["target"])
+            if item["op"] == "remove":
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+            elif os.path.exists(item["tmp"]):
+                try:
+                    os.replace(item["tmp"], target)
+                except OSError as e:
+                    e.filename = str(target)
+                    raise
+            else:
+                continue
+            done.append(str(target))
+            fsync_directory(target.parent)
+            self._step(f"rename {target.name}")
+
+    def _cleanup(self, journal: dict) -> None:
+        for directory in journal.get("cleanup", []):
+            shutil.rmtree(directory, ignore_errors=True)
+        # The journal goes first: a journal without its commit record would be rolled back. A
+        # commit record without a journal is inert (the next commit writes its own).
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.state / "journal.json")
+        fsync_directory(self.state)
+        self._step("cleanup")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.state / "commit")
+
+    def _rollback(self, journal: dict) -> None:
+        tag = journal["tag"]
+        for directory in journal.get("directories", []):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(directory):
+                    if entry.name.startswith(".") and entry.name.endswith(f".{tag}.tmp"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.path)
+        shutil.rmtree(self.state / "undo" / tag, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.state / "journal.json")
+        fsync_directory(self.state)
+
+    def _write_journal(self, journal: dict) -> None:
+        self.state.mkdir(exist_ok=True)
+        _write_durably(self.state / "journal.json", json.dumps(journal, ensure_ascii=False).encode("utf-8"))
+
+    def _check_basis(self, basis: str | None) -> None:
+        if basis is not None and basis != self.fingerprint():
+            raise NablogError(
+                "the data changed since this change was computed (another program or nablog command wrote it)",
+                hint="propose again to get changes for the current data; nothing was written",
+            )
+
+    def _step(self, name: str) -> None:
+        if self.fault is not None:
+            self.fault(name)
+
+    def _name(self, path: Path) -> str:
+        """A path as the undo log records it: relative to the directory holding ``.nablog/``."""
+        absolute = Path(path).resolve()
+        try:
+            return str(absolute.relative_to(self.base))
+        except ValueError:
+            return str(absolute)
+
+    def _path(self, name: str) -> Path:
+        return self.base / name
+
+
+def _load(store: FactSource, relations: Iterable[str]):
+    """The stored rows of ``relations``; none for a store whose file does not exist yet."""
+    if not store.location.exists():
+        return {}
+    return store.load(sorted(relations))
+
+
+def _stale(pred: str | None, name: str) -> NablogError:
+    what = f"{pred} in {name}" if pred else name
+    return NablogError(
+        f"cannot undo: {what} changed after the change being undone",
+        hint="undo only works while the data is as that change left it; nablog undo --forget drops the entry and keeps the data as it is",
+    )
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    # A hard link keeps the old version at no cost (the rename only unlinks its old name).
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+        with open(target, "rb") as f:
+            os.fsync(f.fileno())
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    prepare_file(path, lambda f: f.write(data)).commit()
+
+
+def _holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (process {pid})" if pid.isdigit() else ""
+
+
+def _print_wait(message: str) -> None:
+    import sys
+
+    print(f"nablog: {message}", file=sys.stderr, flush=True)
+
+
+__all__ = ["HISTORY_DEPTH", "LOCK_TIMEOUT", "Stores"]

@@ -1,0 +1,110 @@
+"""The `tableaux` and `tableaux-materialized` methods: seed 003's Algorithms 3–6 on the ground problem.
+
+The relevant ground problem (:mod:`nablog.solver.ground`, the same candidates and bounds as the
+``asp`` method) becomes an update tableau (:mod:`nablog.tableaux.update`). ``tableaux`` streams
+each branch that passes the strong minimality test as soon as it is found (Algorithms 3, 4);
+``tableaux-materialized`` builds the tableau over the rule instances true in the current model
+(IDB+, Algorithms 5, 6) without the test, so its branches' hitting sets may include non-minimal
+ones: they are collected and only the subset-minimal ones are kept (Lemma 3), which means its
+realizations come once the tableau is complete.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from ..engines.lookup import ModelIndex
+from ..tableaux.update import UpdateTableau, minimal_family
+from .ground import GroundProblem
+
+
+def problem_atoms(problem: GroundProblem) -> set:
+    atoms = {a for _, a in problem.candidates}
+    for head, pos, neg in problem.rules:
+        atoms.add(head)
+        atoms.update(pos)
+        atoms.update(neg)
+    for _, pos, neg in problem.denials:
+        atoms.update(pos)
+        atoms.update(neg)
+    atoms.update(a for _, a in problem.require_true)
+    atoms.update(a for _, a in problem.require_false)
+    return atoms
+
+
+def update_tableau(problem: GroundProblem, index: ModelIndex, materialized: bool = False) -> UpdateTableau:
+    """The update tableau of a ground problem over the current model behind ``index``."""
+    current = {a for a in problem_atoms(problem) if index.contains(a[0], a[1])}
+    return UpdateTableau(problem, current, materialized=materialized)
+
+
+def enumerate_realizations(
+    problem: GroundProblem,
+    index: ModelIndex,
+    accept: Callable[[list, str], bool],
+    timeout: float | None,
+    materialized: bool,
+) -> str:
+    """Hand each realization's changes and certificate to ``accept`` (until it returns False);
+    the status: ``complete``, ``stopped`` or ``timeout``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    timed_out = [False]
+
+    def stop() -> bool:
+        if deadline is not None and time.monotonic() > deadline:
+            timed_out[0] = True
+        return timed_out[0]
+
+    tableau = update_tableau(problem, index, materialized)
+    if materialized:
+        found = {r.changes: r for r in tableau.realizations(stop)}
+        for changes in minimal_family(found):
+            if not accept(list(changes), "hitting set of an update tableau over IDB+ (Algorithms 5, 6)"):
+                return "stopped"
+        return "timeout" if timed_out[0] else "complete"
+    for result in tableau.realizations(stop):
+        if not accept(list(result.changes), "strong minimality (seed 003, Def. 15, 19): " + result.reason()):
+            return "stopped"
+    return "timeout" if timed_out[0] else "complete"
+
+
+def request_tableau(
+    rules,
+    facts,
+    model,
+    request,
+    *,
+    candidates: str = "attribute",
+    max_fresh: int = 2,
+    protect=(),
+    materialized: bool = False,
+) -> UpdateTableau:
+    """The update tableau ``propose(..., method="tableaux")`` explores for ``request``, to print
+    (``nablog explain FILES --tableau REQUEST``)."""
+    from ..engines import PythonEngine
+    from ..engines.violations import find_violations
+    from ..lang import SPLIT_PREFIX
+    from .ground import Bounds, Relevance, ground_atom
+    from .propose import _protections, _Universe, check_request
+    from .request import parse_request
+
+    if isinstance(request, str):
+        request = parse_request(request)
+    check_request(rules, model, request)
+    index = ModelIndex(model)
+    split = {p for p in rules.derived if SPLIT_PREFIX + p in facts}
+    violations = find_violations(rules, model, PythonEngine())
+    relevance = Relevance(
+        rules,
+        model,
+        (set(rules.signatures) | set(facts)) - set(rules.derived),
+        index=index,
+        herbrand=candidates == "herbrand",
+        bounds=Bounds(max_fresh=max_fresh),
+        protect=_protections(rules, protect, split),
+        universe=_Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}),
+    )
+    violated = [(v.constraint, b) for v in violations for b in v.bindings]
+    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated)
+    return update_tableau(problem, index, materialized)

@@ -1,0 +1,127 @@
+"""Minimal abductive explanations (kernels) of a ground atom (seed 003, Def. 4, 5).
+
+An explanation of ``A`` is a set ``Δ`` of base facts with ``IDB ∪ Δ ⊢ A``; a minimal one (a
+*kernel*: Hansson's ``A``-kernel restricted to the updatable part) has no proper subset that is
+one. Here they are read off the derivations of ``A`` in a model: each derivation tree of ``A``
+uses a set of base facts, and the minimal such sets are the kernels. Negated body literals are
+conditions of the state, not facts of an explanation (stratified negation: they hold in the
+model and the kernel does not contain them). A deletion must *cut* every kernel (a hitting set of
+the kernels, Algorithm 1); an insertion *completes* one.
+
+``locally_minimal`` (Def. 5) keeps the kernels that are minimal with respect to some set of the
+rules used: every kernel is locally minimal, and so are the base-fact sets of derivations that
+use a smallest set of rule instances; ``explanations(..., local=True)`` returns those.
+
+The enumeration walks derivation trees depth-first without repeating an atom along a path
+(a derivation through a cycle is never needed); it is exponential in the worst case — a
+layered graph of width ``w`` and depth ``k`` has ``wᵏ`` paths — so ``limit`` bounds it.
+
+>>> from nablog.lang import parse, Atom
+>>> from nablog.engines import PythonEngine
+>>> program = parse("tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y). e(s,a). e(s,b). e(a,t). e(b,t). e(s,t).")
+>>> from nablog.lang import separate_facts
+>>> rules, facts = separate_facts(program)
+>>> model = PythonEngine().evaluate(rules, facts)
+>>> [sorted(map(str, k)) for k in kernels(rules, model, Atom("tc", ("s", "t")))]
+[['e(s, t)'], ['e(a, t)', 'e(s, a)'], ['e(b, t)', 'e(s, b)']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Iterator, Mapping
+
+from ..engines.lookup import ModelIndex
+from ..lang import Atom, Comparison, Literal, Program, Rule, Var, constant_sort_key
+
+
+def rule_instances(rules: Program, index: ModelIndex, atom: Atom) -> Iterator[tuple[Rule, tuple[Atom, ...]]]:
+    """The ground instances of rules for ``atom`` whose body holds in the model: each rule with
+    the positive body atoms of the instance."""
+    for rule in rules.rules:
+        for head in rule.head:
+            if head.pred != atom.pred or head.arity != atom.arity:
+                continue
+            binding: dict[Var, object] = {}
+            if not _unify(head, atom.args, binding):
+                continue
+            yield from ((rule, pos) for pos in _join(list(rule.body), binding, index, ()))
+
+
+def _unify(pattern: Atom, row: tuple, binding: dict) -> bool:
+    for t, v in zip(pattern.args, row):
+        if isinstance(t, Var):
+            if t.name == "_":
+                continue
+            if binding.setdefault(t, v) != v:
+                return False
+        elif t != v:
+            return False
+    return True
+
+
+def _join(body: list, binding: dict, index: ModelIndex, used: tuple) -> Iterator[tuple[Atom, ...]]:
+    positives = [b for b in body if isinstance(b, Literal) and b.positive]
+    if not positives:
+        for b in body:
+            if isinstance(b, Comparison):
+                value = lambda t: binding[t] if isinstance(t, Var) else t  # noqa: E731
+                if not b.holds(value(b.left), value(b.right)):
+                    return
+            else:
+                pattern = tuple(binding.get(t) if isinstance(t, Var) else t for t in b.atom.args)
+                if any(True for _ in index.match(b.atom.pred, pattern)):
+                    return
+        yield used
+        return
+    first = positives[0]
+    rest = [b for b in body if b is not first]
+    pattern = tuple(binding.get(t) if isinstance(t, Var) else t for t in first.atom.args)
+    for row in index.match(first.atom.pred, pattern):
+        extended = dict(binding)
+        if _unify(first.atom, row, extended):
+            yield from _join(rest, extended, index, used + (Atom(first.atom.pred, tuple(row)),))
+
+
+def kernels(
+    rules: Program, model: Mapping[str, Set] | ModelIndex, atom: Atom, limit: int | None = 10_000, local: bool = False
+) -> list[frozenset[Atom]]:
+    """The kernels of ``atom`` in ``model`` (Def. 4): minimal sets of base facts deriving it,
+    smallest first. With ``local=True`` every base-fact set of a derivation that uses a minimal
+    set of rule instances (Def. 5). At most ``limit`` derivations are explored."""
+    index = model if isinstance(model, ModelIndex) else ModelIndex(model)
+    derived = rules.derived
+    budget = [limit if limit is not None else -1]
+
+    def explain(a: Atom, path: frozenset) -> list[tuple[frozenset, frozenset]]:
+        """(base facts, rule instances) of each derivation of ``a`` avoiding ``path``."""
+        if a.pred not in derived:
+            return [(frozenset([a]), frozenset())] if index.contains(a.pred, tuple(a.args)) else []
+        out: list[tuple[frozenset, frozenset]] = []
+        for rule, pos in rule_instances(rules, index, a):
+            if any(p in path for p in pos):
+                continue
+            partial = [(frozenset(), frozenset([(rule, pos)]))]
+            for p in pos:
+                options = explain(p, path | {a})
+                partial = [(f | g, r | s) for f, r in partial for g, s in options]
+                if not partial:
+                    break
+            for item in partial:
+                if budget[0] == 0:
+                    return out
+                budget[0] -= 1
+                out.append(item)
+        return out
+
+    found = explain(atom, frozenset())
+    if local:
+        instance_sets = [r for _, r in found]
+        chosen = {f for f, r in found if not any(o < r for o in instance_sets)}
+    else:
+        facts = [f for f, _ in found]
+        chosen = {f for f in facts if not any(o < f for o in facts)}
+    return sorted(chosen, key=lambda k: (len(k), sorted((a.pred, tuple(constant_sort_key(v) for v in a.args)) for a in k)))
+
+
+__all__ = ["kernels", "rule_instances"]

@@ -1,0 +1,120 @@
+"""Seed 003's update tableaux as view-update methods: exact seed examples, brute force, agreement."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.strategies import examples
+
+from nablog import Database
+from nablog.lang import BaseDeclaration
+
+from .test_bruteforce import BASE, brute_force, databases
+from .test_seed_requests import CHAIRS
+
+METHODS = ["asp", "transform", "tableaux", "tableaux-materialized"]
+EXAMPLE_2 = "p :- a, e. q :- a, f. p :- b, f. q :- b, e. p :- q. q :- a. #base b/0. a. e. f. :- b."
+
+
+def lines(proposal):
+    return [r.changes.lines() for r in proposal]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_seed_003_example_1_three_realizations_and_the_side_effects_of_b(method):
+    proposal = Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", method=method)
+    assert proposal.status == "complete"
+    assert lines(proposal) == [
+        ["+staff_group(aravindan, infor2)"],
+        ["+group_chair(infor1, gerhard)", "-group_chair(infor1, matthias)", "-group_chair(infor2, gerhard)"],
+        ["+group_chair(new1, gerhard)", "+staff_group(aravindan, new1)", "-group_chair(infor2, gerhard)"],
+    ]
+    assert proposal[1].side_effects.lines() == [
+        "+staff_chair(delhibabu, gerhard)",
+        "-staff_chair(aravindan, matthias)",
+        "-staff_chair(delhibabu, matthias)",
+    ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_seed_003_example_2_only_deleting_a(method):
+    proposal = Database.from_text(EXAMPLE_2).propose("-p.", method=method)
+    assert (proposal.status, lines(proposal)) == ("complete", [["-a"]])
+
+
+def test_every_change_of_a_tableaux_realization_carries_its_certificate():
+    proposal = Database.from_text(CHAIRS).propose("+staff_chair(aravindan, gerhard).", method="tableaux")
+    b = proposal[1]
+    assert "strong minimality (seed 003, Def. 15, 19): " in b.reason
+    certificate = b.reason.split("Def. 15, 19): ")[1]
+    assert certificate == (
+        "+group_chair(infor1, gerhard): staff_chair(aravindan, gerhard) does not hold without it; "
+        "-group_chair(infor1, matthias): constraint one_chair is violated without it; "
+        "-group_chair(infor2, gerhard): constraint one_group is violated without it"
+    )
+
+
+def test_protect_limit_and_no_realization_as_for_asp():
+    db = Database.from_text(CHAIRS)
+    request = "+staff_chair(aravindan, gerhard)."
+    for method in ("tableaux", "tableaux-materialized"):
+        protected = db.propose(request, method=method, protect=["group_chair"])
+        assert lines(protected) == [["+staff_group(aravindan, infor2)"]]
+        limited = db.propose(request, method=method, limit=1)
+        assert (limited.status, len(limited)) == ("bounded", 1)
+        none = db.propose(request, method=method, protect=["group_chair", "staff_group"])
+        assert (none.status, list(none)) == ("complete", [])
+        assert none.message == db.propose(request, protect=["group_chair", "staff_group"]).message
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(databases())
+def test_both_tableaux_methods_equal_brute_force_and_asp(case):
+    program, facts, (sign, atom) = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    request = f"{sign}{atom}."
+    expected = brute_force(program, facts, (sign, atom))
+    asp = {tuple(r.changes.lines()) for r in db.propose(request, candidates="herbrand", max_fresh=1)}
+    for method in ("tableaux", "tableaux-materialized"):
+        proposal = db.propose(request, method=method, candidates="herbrand", max_fresh=1)
+        got = {(frozenset(map(str, r.insert)), frozenset(map(str, r.delete))) for r in proposal}
+        assert got == expected, method
+        assert {tuple(r.changes.lines()) for r in proposal} == asp, method
+
+
+def test_cli_propose_with_the_tableaux_methods_and_explain_tableau(capsys, tmp_path):
+    import json
+
+    from nablog.cli import main
+
+    path = tmp_path / "example2.lp"
+    path.write_text(EXAMPLE_2)
+    for method in ("tableaux", "tableaux-materialized"):
+        assert main(["propose", str(path), "-p.", "--method", method, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["status"], [r["delete"] for r in out["realizations"]]) == ("complete", [["a"]])
+    assert main(["explain", str(path), "--tableau", "-p."]) == 0
+    assert capsys.readouterr().out == (
+        "update tableau for -p. with the strong minimality test (Algorithms 3, 4):\n"
+        "-p\n"
+        "  -q\n"
+        "    -a\n"
+        "      [open, finished] HS = {-a}: minimal (-a: p holds again without it)\n"
+    )
+    dot = tmp_path / "tableau.dot"
+    assert main(["explain", str(path), "--tableau", "-p.", "--materialized", "--dot", str(dot)]) == 0
+    assert "HS = {-a}: accepted" in capsys.readouterr().out
+    assert dot.read_text().startswith("digraph tableau {")
+
+
+def test_regression_the_change_set_transform_once_proposed_is_shrunk_to_the_realization():
+    # Issue 10: "+(b(new1), c(1,1)) -(b(1),)" for p(X) :- c(X,X), not b(X). did not verify as
+    # minimal and stopped the method; change sets are now verified and shrunk.
+    from nablog.solver.propose import _verified
+    from nablog.solver.realization import Verifier
+    from nablog.solver.request import parse_request
+
+    db = Database.from_text("#base c/2. p(X) :- c(X,X), not b(X). b(1).")
+    verifier = Verifier(db.rules, db.python_model(), parse_request("+p(1)."), consistent=True)
+    proposed = frozenset({("+", "b", ("new1",)), ("+", "c", (1, 1)), ("-", "b", (1,))})
+    assert list(_verified([proposed], verifier)) == [frozenset({("+", "c", (1, 1)), ("-", "b", (1,))})]
+    assert list(_verified([frozenset({("+", "b", ("new1",))})], verifier)) == [None]
