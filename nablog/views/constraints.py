@@ -486,7 +486,8 @@ class Solver:
 
     def equivalent(self, left: list[Constraint], right: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Do two disjunctions of constraints have the same solutions on ``over`` (seed 000, Theorem 1)?"""
-        return all(self.covered(c, right, over) for c in left) and all(self.covered(c, left, over) for c in right)
+        lset, rset = set(left), set(right)
+        return all(c in rset or self.covered(c, right, over) for c in left) and all(c in lset or self.covered(c, left, over) for c in right)
 
     def covered(self, conj: Constraint, union: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Is every solution of ``conj`` a solution of some member of ``union``?"""
