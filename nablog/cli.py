@@ -20,12 +20,13 @@ from .database import Database, Violation
 from .engines import ENGINES
 from .solver import CANDIDATE_POLICIES, METHODS
 from .views import METHODS as PROPAGATION_METHODS
+from .views.monitor import MODES as MAINTENANCE_MODES
 from .lang import NablogError, format_constant, row_sort_key
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
 
 
-REQUEST_COMMANDS = ("propose", "apply", "propagate")
+REQUEST_COMMANDS = ("propose", "apply", "propagate", "commit")
 _REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
 
 
@@ -190,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default) or the paper's rules R∆ ∪ R∆τ evaluated literally")
+    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
     propagate.set_defaults(run=run_propagate)
 
@@ -212,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
-    explain.add_argument("--rules", choices=("normalized", "up", "vu"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), or view-update rules R∇ ∪ R∇τ (Def. 9, 10)")
+    explain.add_argument("--rules", choices=("normalized", "up", "vu", "maintenance", "rod"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), view-update rules R∇ ∪ R∇τ (Def. 9, 10), seed 001's maintenance rules (Algorithm 1) or RoD rules (Algorithm 2)")
     explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
     explain.add_argument("--tableau", metavar="REQUEST", help="print the update tableau of a view-update request (seed 003): branches, closed/open marks, HS(b) and the minimality test; with --dot OUT, write it in Graphviz format")
     explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
@@ -238,6 +239,44 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
     repair.set_defaults(run=run_repair)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve the database over HTTP: query, transactions, propose/apply, subscriptions",
+        description="Serve the database over HTTP on loopback (by default): POST /transactions commits "
+        "base changes, GET /subscribe?query=ATOM streams the answer and then what enters and leaves it "
+        "per commit (Server-Sent Events, resumable by version). Writes need the token; reads too when "
+        "--token-file is given. Without --token-file a token is made and written to .nablog/token beside "
+        "the first program file. Needs the 'server' extra (pip install 'nablog[server]').",
+    )
+    _add_database_options(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, reads need it too")
+    serve.set_defaults(run=run_serve)
+
+    watch = commands.add_parser(
+        "watch",
+        help="subscribe to a query on a server and print its messages as JSON lines",
+        description="Print the snapshot of QUERY's answer, then one JSON line per commit that changes it; "
+        "reconnects by version when the connection drops.",
+    )
+    watch.add_argument("url", metavar="URL", help="the server, e.g. http://127.0.0.1:8000")
+    watch.add_argument("query", metavar="QUERY", help="an atom, e.g. 'closure(h, X)'")
+    watch.add_argument("--mode", choices=MAINTENANCE_MODES, help="how the server computes differentials (default materialized)")
+    watch.add_argument("--since", type=_count_argument, metavar="N", help="resume after version N instead of taking a snapshot")
+    watch.add_argument("--count", type=_count_argument, metavar="N", help="stop after N messages")
+    watch.add_argument("--token-file", metavar="F", help="the server's token file (when reads need the token)")
+    watch.set_defaults(run=run_watch)
+
+    commit = commands.add_parser(
+        "commit",
+        help="commit base-fact changes to a server: nablog commit URL '+edge(a,b).' '-edge(b,c).'",
+        description="Send one transaction to a running 'nablog serve' and print its version.",
+    )
+    commit.add_argument("files", nargs="+", metavar="URL CHANGE", help="the server's URL, then the changes, e.g. '+edge(a,b). -edge(b,c).'")
+    commit.add_argument("--token-file", metavar="F", required=True, help="the server's token file")
+    commit.set_defaults(run=run_commit)
     return parser
 
 
@@ -518,6 +557,73 @@ def run_propagate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_token(path: str) -> str:
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise NablogError(f"cannot read the token file {path}: {e.strerror}", hint="give the file the server's token is in") from None
+    if not token:
+        raise NablogError(f"the token file {path} is empty", hint="write a token (any long random text) into it")
+    return token
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        from .server.app import serve
+    except ImportError as e:
+        raise NablogError(f"nablog serve needs the server extra ({e.name} is missing)", hint="pip install 'nablog[server]'") from None
+    db = open_database(args, args.files)
+    if args.token_file:
+        token, for_reads = _read_token(args.token_file), True
+    else:
+        import secrets
+
+        from .io.base import atomic_write
+
+        token, for_reads = secrets.token_urlsafe(24), False
+        path = Path(args.files[0]).resolve().parent / ".nablog" / "token"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda f: f.write(token.encode() + b"\n"))
+        path.chmod(0o600)
+        print(f"write token in {path}", flush=True)
+    serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True))
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from .client import Client, ClientError
+
+    client = Client(args.url, token=_read_token(args.token_file) if args.token_file else None)
+    try:
+        for n, message in enumerate(client.subscribe(args.query, mode=args.mode, since=args.since), 1):
+            sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            if args.count is not None and n >= args.count:
+                break
+    except ClientError as e:
+        raise NablogError(f"{args.url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
+    except OSError as e:
+        raise NablogError(f"cannot reach {args.url}: {e}", hint="is 'nablog serve' running there?") from None
+    return 0
+
+
+def run_commit(args: argparse.Namespace) -> int:
+    from .client import Client, ClientError
+    from .solver import parse_request
+
+    url, *changes = args.files
+    request = parse_request(" ".join(changes))
+    client = Client(url, token=_read_token(args.token_file))
+    try:
+        version = client.commit(insert=sorted(map(str, request.insert)), delete=sorted(map(str, request.delete)))
+    except ClientError as e:
+        raise NablogError(f"{url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
+    except OSError as e:
+        raise NablogError(f"cannot reach {url}: {e}", hint="is 'nablog serve' running there?") from None
+    print(json.dumps({"version": version}))
+    return 0
+
+
 def run_explain(args: argparse.Namespace) -> int:
     from .lang import analyze, parse_files
 
@@ -585,6 +691,14 @@ def transformed(program, which: str):
         return normalized
     if which == "up":
         return propagation_rules(normalized) + transition_rules(normalized)
+    if which == "maintenance":
+        from .transforms.maintenance import maintenance_rules
+
+        return maintenance_rules(rules)
+    if which == "rod":
+        from .transforms.rod import rod
+
+        return rod(rules)
     vu = view_update_rules(normalized)
     return vu + view_update_transitions(normalized.with_statements(rules.requirements), vu)
 

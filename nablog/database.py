@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +37,6 @@ from .lang import (
     QueryError,
     Requirement,
     Rule,
-    Var,
     analyze,
     base_part,
     parse,
@@ -47,9 +47,11 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 from .views.mediator import Mediator, is_mediated
+from .views.subscriptions import matches
 
 if TYPE_CHECKING:
     from .solver import Proposal, Realization, Request, Update
+    from .views.subscriptions import Subscription
 
 
 class Database:
@@ -97,6 +99,8 @@ class Database:
         self._python_model: Model | None = None
         self._index = None  # a ModelIndex over the python model, for view updating
         self._python_violations: list[Violation] | None = None
+        self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
+        self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -130,6 +134,7 @@ class Database:
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
         db.stores = stores
+        db._version = db._stored_version()
         db.basis = db.fingerprint()
         return db
 
@@ -233,7 +238,7 @@ class Database:
             rows = self.engine.evaluate(rewrite.program, self._facts).get(rewrite.answer.pred, ())
         else:
             rows = self.model().get(atom.pred, ())
-        return sorted((row for row in rows if _matches(atom, row)), key=row_sort_key)
+        return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
 
     # -- constraints ------------------------------------------------------------------------------
 
@@ -373,28 +378,48 @@ class Database:
             from .solver.propose import check_request
 
             check_request(self.rules, self.python_model(), delta)
-        if self.stores is None:
-            # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
-            real = delta.stored(self.rules.derived).real(self._facts).shown()
-        else:
-            real = self.stores.commit(delta, request=request, basis=self.basis)
-        return self._changed(real.by_relation())
+        return self._commit(delta, request)
+
+    def _commit(self, delta: Delta, request: str) -> "Update":
+        """One commit: the real changes of ``delta`` written to the stores (crash-safe, with the undo
+        log: :meth:`nablog.io.Stores.commit`), the facts and model brought up to date, the
+        subscribers told. The next version number is stored first, so that after a crash the
+        version never falls behind what the stores hold."""
+        with self._lock:
+            self._store_version(self._version + 1)
+            if self.stores is None:
+                # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
+                real = delta.stored(self.rules.derived).real(self._facts).shown()
+            else:
+                real = self.stores.commit(delta, request=request, basis=self.basis)
+            return self._changed(real.by_relation())
 
     def undo(self) -> "Update | None":
         """Undo the newest change committed to this database's files (byte for byte, see
         :meth:`nablog.io.Stores.undo`); None when there is none."""
         if self.stores is None:
             raise NablogError("undo needs a database read from files", hint="give the program files")
-        inverse = self.stores.undo()
-        return None if inverse is None else self._changed(inverse.by_relation())
+        with self._lock:
+            self._store_version(self._version + 1)
+            inverse = self.stores.undo()
+            return None if inverse is None else self._changed(inverse.by_relation())
 
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
-        """Bring facts and model up to date after changes; return the induced update."""
+        """Bring facts and model up to date after a commit, tell the subscribers what changed in
+        their answers, and return the induced update."""
         from .solver.realization import induced_update
 
-        old = self.python_model()
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
+        notify = {}
+        if self._hub is not None and self._hub.subscriptions:
+            derived = self.rules.derived
+            stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
+            # Seed 001: the differentials are computed from the state before the change.
+            notify = self._hub.differentials(
+                self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self._version
+            )
+        old = self.python_model()
         new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
         derived = self.rules.derived
         for pred, (ins, dele) in changes.items():
@@ -409,24 +434,148 @@ class Database:
         self._python_violations = None
         self._version += 1
         self.basis = self.fingerprint()
+        if notify:
+            self._hub.publish(self._version, notify)
         return induced_update(gained, lost)
+
+    # -- commits and subscriptions ----------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """The number of the last commit (0 for a database never changed); kept beside the
+        program for a database read from files, so numbering continues across restarts."""
+        return self._version
+
+    def _version_file(self) -> Path | None:
+        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
+        return None if anchor is None else Path(anchor).resolve().parent / ".nablog" / "version"
+
+    def _stored_version(self) -> int:
+        path = self._version_file()
+        if path is None or not path.exists():
+            return 0
+        text = path.read_text(encoding="utf-8").strip()
+        if not text.isdigit():
+            raise NablogError(f"{path}: not a version number: {text[:40]!r}", hint="the file is damaged; write the last version number into it")
+        return int(text)
+
+    def _store_version(self, version: int) -> None:
+        path = self._version_file()
+        if path is None:
+            return
+        from .io.base import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda f: f.write(f"{version}\n".encode()))
+
+    def transaction(self) -> "Transaction":
+        """Collect base-fact insertions and deletions and commit them together on leaving the block.
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). q(2). r(1).")
+        >>> with db.transaction() as t:
+        ...     t.insert("r(2)")
+        ...     t.delete("r(1)")
+        >>> t.version, db.query("p(X)")
+        (1, [(1,)])
+        """
+        return Transaction(self)
+
+    def commit(self, insert: "Iterable[str | Atom] | Delta" = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, "Update"]:
+        """Insert and delete ground base facts in one commit; return its version and induced update.
+
+        ``insert`` may also be a whole :class:`~nablog.lang.Delta`. Facts of a view (a predicate
+        with rules) are refused unless it also has stored facts, as in ``propagate``; inserting a
+        present fact or deleting an absent one changes nothing (seed 002, Def. 1).
+        """
+        if isinstance(insert, Delta):
+            delta = Delta(frozenset(map(self._base_atom, insert.insert)), frozenset(map(self._base_atom, insert.delete)))
+        else:
+            delta = Delta(frozenset(map(self._base_atom, insert)), frozenset(map(self._base_atom, delete)))
+        with self._lock:
+            update = self._commit(delta, request or str(delta))
+            return self._version, update
+
+    def _base_atom(self, atom: str | Atom) -> Atom:
+        """A ground atom of a base relation (or of a view's stored facts), checked."""
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        if not atom.is_ground():
+            raise QueryError(f"{atom} is not ground: a commit changes facts", atom.loc, "write constants for every argument")
+        derived = self.rules.derived
+        if atom.pred in derived and base_part(atom.pred) not in self._facts:
+            raise QueryError(
+                f"{atom.pred} is a view: a commit changes base facts only",
+                atom.loc,
+                f"to change {atom.pred} through its base facts, ask for realizations: nablog propose ... '+{atom}.'",
+            )
+        arities = {**{p: _arity_of(r) for p, r in self._facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
+        if atom.pred not in arities and base_part(atom.pred) not in self._facts:
+            raise QueryError(
+                f"unknown base relation {atom.pred}/{atom.arity}",
+                atom.loc,
+                _suggest(atom.pred, arities) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
+            )
+        if atom.pred in arities and arities[atom.pred] != atom.arity:
+            raise QueryError(f"{atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
+        return atom
+
+    def subscribe(
+        self,
+        query: str | Atom,
+        mode: str = "materialized",
+        callback=None,
+        buffer: int | None = None,
+    ) -> "Subscription":
+        """Monitor a query (a predicate's pattern, ``closure(h, X)``): a subscription that yields
+        its answer now, ``{"version": N, "snapshot": [...]}`` then ``{"version": N,
+        "snapshot_complete": True}``, and then ``{"version": N, "plus": [...], "minus": [...]}``
+        for each commit that changes the answer (seed 001's monitoring service).
+
+        ``mode`` is how the differentials are computed: ``materialized`` (Algorithm 1 over the
+        kept model), ``rod`` (Rederivation on Demand, no view read from the model), ``dred`` or
+        ``recompute``; all give the same messages. ``callback`` receives each message instead of
+        the iterator; ``buffer`` bounds the messages kept for a slow reader (see
+        :class:`nablog.views.subscriptions.Subscription`).
+        """
+        from .views.subscriptions import DEFAULT_BUFFER, Hub, Subscription
+
+        if isinstance(query, str):
+            query = parse_atom(query)
+        subscription = Subscription(query, mode, callback, DEFAULT_BUFFER if buffer is None else buffer)
+        with self._lock:
+            rows = self.query(query)  # checks the predicate and arity too
+            if self._hub is None:
+                self._hub = Hub(self.rules)
+            self._hub.add(subscription, rows, self._version)
+        return subscription
 
     def is_consistent(self) -> bool:
         return not self.violations()
 
 
-def _matches(atom: Atom, row: tuple) -> bool:
-    seen: dict[Var, object] = {}
-    for term, value in zip(atom.args, row):
-        if isinstance(term, Var):
-            if term.name == "_":
-                continue
-            if term in seen and seen[term] != value:
-                return False
-            seen[term] = value
-        elif term != value:
-            return False
-    return True
+class Transaction:
+    """Base-fact changes gathered in a ``with db.transaction() as t:`` block and committed as one
+    when it ends without an exception; ``t.version`` and ``t.update`` tell the result."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.inserts: list[Atom] = []
+        self.deletes: list[Atom] = []
+        self.version: int | None = None
+        self.update: "Update | None" = None
+
+    def insert(self, *atoms: str | Atom) -> None:
+        self.inserts += [self.db._base_atom(a) for a in atoms]
+
+    def delete(self, *atoms: str | Atom) -> None:
+        self.deletes += [self.db._base_atom(a) for a in atoms]
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.version, self.update = self.db.commit(self.inserts, self.deletes)
 
 
 def _arity_of(rows) -> int:
@@ -441,4 +590,4 @@ def _suggest(name: str, known: Iterable[str]) -> str | None:
     return f"did you mean {close[0]}?" if close else None
 
 
-__all__ = ["Database", "Violation"]
+__all__ = ["Database", "Transaction", "Violation"]

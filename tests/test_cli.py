@@ -127,7 +127,7 @@ def test_version_and_help_run_as_a_real_process():
     assert done.returncode == 0 and "--engine" in done.stdout
 
 
-@pytest.mark.parametrize("method", ["incremental", "rules"])
+@pytest.mark.parametrize("method", ["incremental", "rules", "maintenance", "rod"])
 def test_propagate_seed_001_example_2_exact_differentials(capsys, method):
     graph = str(EXAMPLES / "graph.lp")
     assert main(["propagate", graph, "-edge(b, c).", "+edge(h, d).", "--json", "--method", method]) == 0
@@ -186,3 +186,11 @@ def test_a_long_request_and_an_update_option_without_spaces(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["check", str(program), "--limit", "-1"])
     assert "must be 0 or more" in capsys.readouterr().err
+
+
+def test_explain_prints_seed_001_maintenance_and_rod_rules(capsys):
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "maintenance"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "minus__closure(X, Y) :- del__closure(X, Y), not ins__closure(X, Y), not red__closure(X, Y)." in out
+    assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "rod"]) == 0
+    assert "m_bb__closure(X, Y) :- ins__closure(X, Y)." in capsys.readouterr().out.splitlines()

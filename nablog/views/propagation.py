@@ -10,6 +10,9 @@ Two ways, equal on every input (tests check both against the difference of the t
 - ``rules``: the paper's rules evaluated literally: normalize, build R∆ ∪ R∆τ, and evaluate them
   over the old model and the seeds ``ins__b``/``del__b`` (the new state is materialized). Slower;
   it shows the transformation at work, and serves as a check.
+- ``maintenance`` and ``rod``: seed 001's maintenance rules (Algorithm 1) over the kept model, or
+  Rederivation on Demand (Algorithm 2) reading base facts only, layer by layer (Algorithm 3; see
+  :mod:`nablog.views.monitor`).
 
 >>> from nablog.lang import parse, separate_facts
 >>> rules, facts = separate_facts(parse("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y). e(1,2). e(2,3)."))
@@ -28,7 +31,7 @@ from ..solver.realization import Update, induced_update
 from ..transforms import normalize, propagation_rules, transition_rules
 from ..transforms.propagation import DEL, INS
 
-METHODS = ("incremental", "rules")
+METHODS = ("incremental", "rules", "maintenance", "rod")
 
 
 def propagate(
@@ -54,11 +57,28 @@ def propagate(
     if method == "incremental":
         _, gained, lost = engine.update(rules, model, insert=insert, delete=delete, changes=True)
         return induced_update(gained, lost)
+    if method in ("maintenance", "rod"):
+        return _by_monitor(rules, facts, insert, delete, model, "materialized" if method == "maintenance" else "rod")
     if method != "rules":
         from ..lang import NablogError
 
-        raise NablogError(f"unknown propagation method {method!r}", hint="choose incremental or rules")
+        raise NablogError(f"unknown propagation method {method!r}", hint="choose " + ", ".join(METHODS))
     return _by_rules(rules, facts, insert, delete)
+
+
+def _by_monitor(rules: Program, facts, insert, delete, model, mode: str) -> Update:
+    """Seed 001's differentials of every view, plus the true base changes."""
+    from .monitor import Monitor, true_changes
+
+    derived = rules.derived
+    stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
+    insert = {stored(p): rows for p, rows in insert.items()}
+    delete = {stored(p): rows for p, rows in delete.items()}
+    ins, dele = true_changes(facts, insert, delete)
+    changes = Monitor(rules, sorted(derived), mode).differentials(facts, ins, dele, model=None if mode == "rod" else model)
+    gained = {**ins, **{p: c.plus for p, c in changes.items()}}
+    lost = {**dele, **{p: c.minus for p, c in changes.items()}}
+    return induced_update(gained, lost)
 
 
 def _by_rules(rules: Program, facts, insert, delete) -> Update:

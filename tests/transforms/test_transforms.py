@@ -111,7 +111,7 @@ def test_propagation_equals_the_difference_of_the_models(program, facts, insert,
         [f"+{Atom(p, r)}" for p in new for r in new[p] - old.get(p, set())]
         + [f"-{Atom(p, r)}" for p in old for r in old[p] - new.get(p, set())]
     )
-    for method in ("incremental", "rules"):
+    for method in ("incremental", "rules", "maintenance", "rod"):
         update = propagate(rules, base, insert, delete, method=method)
         assert sorted(update.lines()) == expected, method
 

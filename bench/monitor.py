@@ -1,0 +1,246 @@
+"""Benchmark: view monitoring (seed 001) — recomputation vs materialized vs RoD vs DRed, and
+commit-to-subscriber latency.
+
+1. Seed 001 §5's shape: a module/procedure database (283 modules, 1,630 procedures, import and
+   defined-in links, lines of code) with four views — ``based_on`` (recursive: the modules a
+   module depends on), ``prefixed`` (procedures with a name prefix imported by a module),
+   ``small`` (imported procedures under 10 lines), ``deep`` (procedures imported directly or
+   indirectly) — and one inserted import link. Per view: the time to compute the differentials
+   by recomputation (both models evaluated and compared), ``materialized`` (Algorithm 1 over the
+   kept model), ``rod`` (Algorithm 2, no view kept) and ``dred``; ratios against recomputation.
+2. Transitive closure under a stream of single-edge inserts and deletes on two graphs (a directed
+   G(n, p) and a sparse random graph), with 1, 10 and 100 subscribers to ``closure(X, Y)``: the
+   time from calling ``commit`` to the last subscriber holding its message (p50, p99), per mode,
+   and recomputation on the same stream as the peer.
+
+The ``pydbsp`` peer the issue names cannot be installed here: every release requires Python
+3.12 or newer and this machine runs 3.11 (pip: "Requires-Python >=3.12"), so the peers measured
+in the same run are recomputation and DRed.
+
+The machine is shared by several developers: figures are noisy; compare the ratios.
+
+Run:  .venv/bin/python bench/monitor.py [--quick] [--gnp-nodes 5000] [--sparse-edges 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nablog import Database, parse  # noqa: E402
+from nablog.engines import PythonEngine  # noqa: E402
+from nablog.lang import separate_facts  # noqa: E402
+from nablog.views.monitor import Monitor  # noqa: E402
+
+from common import environment, print_table, save_results  # noqa: E402
+
+MODULES = """
+based_on(X, Y) :- import(X, P), defined_in(P, Y).
+based_on(X, Y) :- based_on(X, Z), based_on(Z, Y).
+prefixed(M, P) :- import(M, P), prefix(P, p1).
+small(M, P) :- import(M, P), lines(P, N), N < 10.
+deep(M, P) :- import(M, P).
+deep(M, P) :- based_on(M, M2), import(M2, P).
+"""
+CLOSURE = "closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y)."
+MODES = ("materialized", "rod", "dred")
+
+
+def module_facts(seed: int = 1) -> dict[str, set[tuple]]:
+    """283 modules and 1,630 procedures, each defined in one module; each module imports a few
+    procedures, mostly from modules 'below' it (so dependencies are deep but not one big cycle)."""
+    rng = random.Random(seed)
+    modules = [f"m{i}" for i in range(283)]
+    procedures = [f"p{i}" for i in range(1630)]
+    defined = {(p, modules[rng.randrange(len(modules))]) for p in procedures}
+    home = dict(defined)
+    imports = set()
+    for i, m in enumerate(modules):
+        for _ in range(rng.randint(1, 4)):
+            p = rng.choice(procedures)
+            if int(home[p][1:]) < i or rng.random() < 0.02:
+                imports.add((m, p))
+    return {
+        "import": imports,
+        "defined_in": defined,
+        "prefix": {(p, f"p{p[1]}") for p in procedures},
+        "lines": {(p, rng.randint(1, 200)) for p in procedures},
+    }
+
+
+def timed(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def section_5(repeats: int) -> list[list[str]]:
+    rules, _ = separate_facts(parse(MODULES))
+    facts = module_facts()
+    engine = PythonEngine()
+    model = engine.evaluate(rules, facts)
+    change = {"import": {("m282", "p0")}}
+    rows = []
+    for view in ("based_on", "prefixed", "small", "deep"):
+        monitors = {mode: Monitor(rules, [view], mode) for mode in (*MODES, "recompute")}
+        expected = monitors["recompute"].differentials(facts, change, {}, model=model)
+        times = {}
+        for mode, monitor in monitors.items():
+            assert monitor.differentials(facts, change, {}, model=model) == expected, mode
+            if mode == "recompute":
+                # The peer: evaluate the old and the new model from scratch and compare.
+                times[mode] = timed(lambda: (engine.evaluate(monitor.rules, facts), monitor.differentials(facts, change, {}, model=None)), repeats)
+            else:
+                times[mode] = timed(lambda: monitor.differentials(facts, change, {}, model=model), repeats)
+        size = len(model.get(view, ()))
+        rows.append(
+            [view, f"{size:,}", f"{len(expected[view].plus)}/{len(expected[view].minus)}", f"{times['recompute'] * 1000:.1f}"]
+            + [f"{times[m] * 1000:.1f} ({times['recompute'] / times[m]:.1f}x)" for m in MODES]
+        )
+    return rows
+
+
+def gnp(nodes: int, p: float, seed: int = 3) -> set[tuple[int, int]]:
+    rng = random.Random(seed)
+    count = int(nodes * (nodes - 1) * p)
+    edges = set()
+    while len(edges) < count:
+        a, b = rng.randrange(nodes), rng.randrange(nodes)
+        if a != b:
+            edges.add((a, b))
+    return edges
+
+
+def sparse(edges: int, seed: int = 5) -> set[tuple[int, int]]:
+    """``edges`` random edges i -> j, i < j, over 2·edges nodes: a sparse DAG."""
+    rng = random.Random(seed)
+    nodes = 2 * edges
+    out = set()
+    while len(out) < edges:
+        a, b = sorted(rng.sample(range(nodes), 2))
+        out.add((a, b))
+    return out
+
+
+def stream(edges: set, count: int, seed: int = 11) -> list[tuple[str, tuple[int, int]]]:
+    """Alternating single-edge inserts (new edges between existing nodes) and deletes."""
+    rng = random.Random(seed)
+    nodes = sorted({x for e in edges for x in e})
+    current = set(edges)
+    out = []
+    for i in range(count):
+        if i % 2 == 0:
+            while True:
+                a, b = sorted(rng.sample(nodes, 2))
+                if (a, b) not in current:
+                    break
+            current.add((a, b))
+            out.append(("insert", (a, b)))
+        else:
+            e = rng.choice(sorted(current))
+            current.discard(e)
+            out.append(("delete", e))
+    return out
+
+
+def latencies(edges: set, ops: list, mode: str, subscribers: int) -> dict[str, list[float]]:
+    """Commit-to-last-subscriber times (seconds) per kind of operation."""
+    db = Database.from_text(CLOSURE + "\n#base edge/2.", facts={"edge": edges})
+    db.model()
+    got: list[float] = []
+    for _ in range(subscribers):
+        db.subscribe("closure(X, Y)", mode=mode, callback=lambda m: got.append(time.perf_counter()))
+    out: dict[str, list[float]] = {"insert": [], "delete": []}
+    for kind, (a, b) in ops:
+        del got[:]
+        start = time.perf_counter()
+        atom = f"edge({a}, {b})"
+        db.commit([atom] if kind == "insert" else [], [atom] if kind == "delete" else [])
+        out[kind].append((max(got) if got else time.perf_counter()) - start)
+    return out
+
+
+def recompute_latency(edges: set, ops: list) -> dict[str, list[float]]:
+    engine = PythonEngine()
+    rules = parse(CLOSURE)
+    current = set(edges)
+    old = engine.evaluate(rules, {"edge": current})
+    out: dict[str, list[float]] = {"insert": [], "delete": []}
+    for kind, e in ops:
+        start = time.perf_counter()
+        current = current | {e} if kind == "insert" else current - {e}
+        new = engine.evaluate(rules, {"edge": current})
+        set(new["closure"]) ^ set(old["closure"])
+        old = new
+        out[kind].append(time.perf_counter() - start)
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def closure_section(name: str, edges: set, ops: list, recompute_ops: int) -> list[list[str]]:
+    size = len(PythonEngine().evaluate(parse(CLOSURE), {"edge": edges})["closure"])
+    print(f"{name}: {len(edges):,} edges, closure {size:,} pairs, {len(ops)} single-edge commits", flush=True)
+    base = recompute_latency(edges, ops[:recompute_ops])
+    rows = []
+    for kind in ("insert", "delete"):
+        r50 = statistics.median(base[kind])
+        rows.append([name, kind, "recompute", "1", f"{r50 * 1000:.2f}", f"{pct(base[kind], 0.99) * 1000:.2f}", "1.0x"])
+        for mode in MODES:
+            for subs in (1, 10, 100):
+                lat = latencies(edges, ops, mode, subs)[kind]
+                p50 = statistics.median(lat)
+                rows.append([name, kind, mode, str(subs), f"{p50 * 1000:.2f}", f"{pct(lat, 0.99) * 1000:.2f}", f"{r50 / p50:.1f}x"])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small graphs and few commits (a minute)")
+    parser.add_argument("--gnp-nodes", type=int, default=5000)
+    parser.add_argument("--gnp-p", type=float, default=0.001)
+    parser.add_argument("--sparse-edges", type=int, default=10_000)
+    parser.add_argument("--commits", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if args.quick:
+        args.gnp_nodes, args.sparse_edges, args.commits, args.repeats = 600, 2000, 10, 1
+    results = {"environment": environment()}
+    rows = section_5(args.repeats)
+    print_table(
+        "seed 001 §5 shape: 283 modules, 1,630 procedures, one inserted import link (ms; ratio = recompute / mode)",
+        ["view", "rows", "+/-", "recompute", *MODES],
+        rows,
+    )
+    results["section_5"] = rows
+    closure_rows = []
+    graphs = [
+        (f"G({args.gnp_nodes}, {args.gnp_p:g})", gnp(args.gnp_nodes, args.gnp_p)),
+        (f"sparse {args.sparse_edges:,} edges", sparse(args.sparse_edges)),
+    ]
+    for name, edges in graphs:
+        ops = stream(edges, args.commits)
+        closure_rows += closure_section(name, edges, ops, max(4, args.commits // 5))
+    print_table(
+        "closure(X, Y) under single-edge commits: commit -> last subscriber holds its message (ms; ratio = recompute p50 / p50)",
+        ["graph", "op", "mode", "subscribers", "p50", "p99", "vs recompute"],
+        closure_rows,
+    )
+    results["closure"] = closure_rows
+    print(f"saved {save_results('monitor', results)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+"""`nablog serve`: the HTTP application over a Database — query, transactions, propose/apply, subscriptions.
+
+An ASGI application (Starlette, run by uvicorn). Its stable core:
+
+- ``POST /transactions`` with ``{"insert": ["edge(a,b)", ...], "delete": [...]}`` answers
+  ``{"version": N}`` once committed;
+- ``GET /subscribe?query=ATOM`` streams Server-Sent Events whose ``id`` is the version and whose
+  data is JSON: first ``{"version": N, "snapshot": [ROW, ...]}``, then ``{"version": N, "plus":
+  [...], "minus": [...]}`` per commit that changes the answer. A client that reconnects with
+  ``Last-Event-ID: N`` (or ``?since=N``) gets every message after ``N``, none twice, in order — or
+  HTTP 410 "too old, take a new snapshot" when the kept history no longer reaches back to ``N``.
+  Two named events complete the stream: ``snapshot_complete`` after the snapshot, and ``error``
+  (``fell behind``) when a subscriber's buffer overflowed; it can then resume by version.
+
+Also: ``GET /query?atom=ATOM``, ``POST /propose`` ``{"request": "+p(1).", "limit": N}``,
+``POST /apply`` ``{"request": ..., "pick": K, "version": N}``, ``GET /version``.
+
+Writes need the bearer token (``Authorization: Bearer TOKEN``); reads too when the server was
+given a token file. Commits are serialized (one writer at a time) and run off the event loop;
+each commit's messages reach the subscribers through per-query channels, so a slow subscriber
+never blocks a writer: it is buffered up to a bound and then told it fell behind. Bad requests get
+HTTP 4xx with the same located messages as the CLI. Nothing a client sends is run as code: atoms
+and requests are parsed as data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+from collections import deque
+from typing import AsyncIterator
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..database import Database
+from ..lang import NablogError, parse_atom
+from ..views.monitor import MODES
+from ..views.subscriptions import rows_json
+
+HISTORY = 10_000  # messages kept per channel for resuming
+BUFFER = 1_000  # messages buffered per subscriber before it is told it fell behind
+FELL_BEHIND = object()
+
+
+class Channel:
+    """One subscribed query (and mode): the database subscription that feeds it, the recent
+    messages for resuming, and the live listeners. Touched only on the event loop."""
+
+    def __init__(self, version: int):
+        self.floor = version  # messages after this version are all in ``history``
+        self.history: deque[dict] = deque()
+        self.listeners: set["Listener"] = set()
+
+    def publish(self, message: dict) -> None:
+        if "plus" not in message:
+            return
+        self.history.append(message)
+        if len(self.history) > HISTORY:
+            self.floor = self.history.popleft()["version"]
+        for listener in list(self.listeners):
+            listener.offer(message)
+
+    def since(self, version: int) -> list[dict]:
+        return [m for m in self.history if m["version"] > version]
+
+
+class Listener:
+    """One connected subscriber: a bounded queue of messages after version ``since``."""
+
+    def __init__(self, since: int, bound: int):
+        self.since = since
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.bound = bound
+        self.behind = False
+
+    def offer(self, message: dict) -> None:
+        if self.behind or message["version"] <= self.since:
+            return
+        if self.queue.qsize() >= self.bound:
+            self.behind = True
+            self.queue.put_nowait(FELL_BEHIND)
+            return
+        self.since = message["version"]
+        self.queue.put_nowait(message)
+
+
+class Server:
+    """The state behind the application: the database, its token, the channels."""
+
+    def __init__(self, db: Database, token: str, token_for_reads: bool = False, buffer: int = BUFFER):
+        self.db = db
+        self.token = token
+        self.token_for_reads = token_for_reads
+        self.buffer = buffer
+        self.channels: dict[tuple[str, str], Channel] = {}
+        self.write_lock = asyncio.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def authorized(self, request: Request, write: bool) -> bool:
+        if not (write or self.token_for_reads):
+            return True
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+    def channel(self, key: tuple[str, str]) -> Channel:
+        """The channel of a query, made with its database subscription (called under the
+        database's lock, in a worker thread: the subscription starts at the current version)."""
+        channel = self.channels.get(key)
+        if channel is None:
+            channel = Channel(self.db.version)
+            loop = self.loop
+            # Raises once the loop is closed (the server stopping): the hub then drops the channel.
+            self.db.subscribe(key[0], mode=key[1], callback=lambda m: loop.call_soon_threadsafe(channel.publish, m))
+            self.channels[key] = channel
+        return channel
+
+    # -- endpoints --------------------------------------------------------------------------------
+
+    async def version(self, request: Request) -> Response:
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        return JSONResponse({"version": self.db.version})
+
+    async def query(self, request: Request) -> Response:
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        text = request.query_params.get("atom") or request.query_params.get("query")
+        if not text:
+            return _bad("missing the query atom", "GET /query?atom=p(X, Y)")
+
+        def run():
+            with self.db._lock:
+                return self.db.version, self.db.query(parse_atom(text))
+
+        version, rows = await anyio.to_thread.run_sync(run)
+        return JSONResponse({"version": version, "rows": rows_json(rows)})
+
+    async def transactions(self, request: Request) -> Response:
+        if not self.authorized(request, write=True):
+            return _unauthorized()
+        body = await _json(request)
+        if not isinstance(body, dict) or set(body) - {"insert", "delete"}:
+            return _bad("a transaction is a JSON object with the lists 'insert' and 'delete'", '{"insert": ["edge(a,b)"], "delete": []}')
+        insert, delete = body.get("insert", []), body.get("delete", [])
+        if not all(isinstance(x, list) and all(isinstance(a, str) for a in x) for x in (insert, delete)):
+            return _bad("'insert' and 'delete' are lists of atoms written as strings", '{"insert": ["edge(a,b)"]}')
+        async with self.write_lock:
+            version, _ = await anyio.to_thread.run_sync(lambda: self.db.commit(insert, delete))
+        return JSONResponse({"version": version})
+
+    async def propose(self, request: Request) -> Response:
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        body = await _json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("request"), str):
+            return _bad("a proposal needs 'request', a view-update request as text", '{"request": "+p(1)."}')
+
+        def run():
+            with self.db._lock:
+                return self.db.version, self.db.propose(body["request"], limit=body.get("limit"), timeout=body.get("timeout"))
+
+        version, proposal = await anyio.to_thread.run_sync(run)
+        return JSONResponse({"version": version, **proposal.to_json()})
+
+    async def apply(self, request: Request) -> Response:
+        if not self.authorized(request, write=True):
+            return _unauthorized()
+        body = await _json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("request"), str) or not isinstance(body.get("pick", 1), int):
+            return _bad("apply needs 'request' (text) and 'pick' (a realization's number, from 1)", '{"request": "+p(1).", "pick": 1, "version": 3}')
+
+        def run():
+            with self.db._lock:
+                if "version" in body and body["version"] != self.db.version:
+                    raise NablogError(
+                        f"the database is at version {self.db.version}, not {body['version']}",
+                        hint="propose again: the realizations may have changed",
+                    )
+                proposal = self.db.propose(body["request"], limit=body.get("limit"))
+                pick = body.get("pick", 1)
+                if not 1 <= pick <= len(proposal):
+                    raise NablogError(f"pick {pick} is out of range: the proposal has {len(proposal)} realizations", hint="pick a number from 1")
+                update = self.db.apply(proposal[pick - 1], request=body["request"])
+                return self.db.version, update
+
+        async with self.write_lock:
+            version, update = await anyio.to_thread.run_sync(run)
+        return JSONResponse({"version": version, **update.to_json()})
+
+    async def subscribe(self, request: Request) -> Response:
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        text = request.query_params.get("query")
+        mode = request.query_params.get("mode", "materialized")
+        if not text:
+            return _bad("missing the query", "GET /subscribe?query=closure(a, X)")
+        if mode not in MODES:
+            return _bad(f"unknown mode {mode!r}", "one of " + ", ".join(MODES))
+        since_text = request.headers.get("last-event-id") or request.query_params.get("since")
+        if since_text is not None and not since_text.strip().lstrip("-").isdigit():
+            return _bad(f"since must be a version number, not {since_text!r}", "?since=12")
+        since = int(since_text) if since_text is not None else None
+        atom = parse_atom(text)
+        key = (str(atom), mode)
+
+        def start():
+            with self.db._lock:
+                rows = None if since is not None else self.db.query(atom)
+                channel = self.channel(key)
+                return self.db.version, rows, channel
+
+        version, rows, channel = await anyio.to_thread.run_sync(start)
+        if since is not None:
+            if since > version:
+                return _bad(f"version {since} is ahead of the server's version {version}", "resume from a version this server gave you", 400)
+            if since < channel.floor:
+                return JSONResponse(
+                    {"error": "too old, take a new snapshot", "version": version, "oldest": channel.floor, "hint": "subscribe again without since or Last-Event-ID"},
+                    status_code=410,
+                )
+        listener = Listener(version if since is None else since, self.buffer)
+        # On the event loop: replay the kept messages after the start, then go live; no gap.
+        for message in channel.since(listener.since):
+            listener.offer(message)
+        channel.listeners.add(listener)
+        return StreamingResponse(self._events(channel, listener, version, rows), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    async def _events(self, channel: Channel, listener: Listener, version: int, rows) -> AsyncIterator[str]:
+        try:
+            if rows is not None:
+                yield _event({"version": version, "snapshot": rows_json(rows)}, version)
+                yield _event({"version": version}, None, "snapshot_complete")
+            while True:
+                message = await listener.queue.get()
+                if message is FELL_BEHIND:
+                    yield _event({"error": "fell behind", "version": listener.since, "hint": "reconnect with Last-Event-ID to resume"}, None, "error")
+                    return
+                yield _event(message, message["version"])
+        finally:
+            channel.listeners.discard(listener)
+
+
+def _event(data: dict, id: int | None, name: str | None = None) -> str:
+    head = (f"event: {name}\n" if name else "") + (f"id: {id}\n" if id is not None else "")
+    return head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+
+
+async def _json(request: Request):
+    try:
+        return json.loads(await request.body())
+    except ValueError as e:
+        raise NablogError(f"the request body is not JSON: {e}", hint="send a JSON object with Content-Type: application/json") from None
+
+
+def _bad(message: str, hint: str, status: int = 400) -> Response:
+    return JSONResponse({"error": f"error: {message}", "hint": hint}, status_code=status)
+
+
+def _unauthorized() -> Response:
+    return JSONResponse(
+        {"error": "error: this needs the server's token", "hint": "send 'Authorization: Bearer TOKEN' with the token from the server's token file"},
+        status_code=401,
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+async def _nablog_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, NablogError)
+    lines = str(error).splitlines()
+    hint = next((line[len("hint: "):] for line in lines if line.startswith("hint: ")), None)
+    return JSONResponse({"error": "\n".join(line for line in lines if not line.startswith("hint: ")), "hint": hint}, status_code=400)
+
+
+def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: int = BUFFER) -> Starlette:
+    """The ASGI application serving ``db``; ``token`` guards writes (and reads if ``token_for_reads``)."""
+    server = Server(db, token, token_for_reads, buffer)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        server.loop = asyncio.get_running_loop()
+        yield
+
+    routes = [
+        Route("/version", server.version, methods=["GET"]),
+        Route("/query", server.query, methods=["GET"]),
+        Route("/transactions", server.transactions, methods=["POST"]),
+        Route("/propose", server.propose, methods=["POST"]),
+        Route("/apply", server.apply, methods=["POST"]),
+        Route("/subscribe", server.subscribe, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error})
+    app.state.server = server
+    return app
+
+
+
+def serve(
+    db: Database,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str = "",
+    token_for_reads: bool = False,
+    announce=print,
+) -> None:
+    """Run the application with uvicorn until interrupted; ``announce`` gets the address line
+    (with the real port when ``port`` is 0) once the socket listens."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        raise NablogError(f"cannot listen on {host}:{port}: {e.strerror}", hint="choose another --port (0 picks a free one)") from None
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    app = create_app(db, token, token_for_reads)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    announce(f"nablog serving version {db.version} on http://{shown}:{bound}")
+    server.run(sockets=[sock])
+
+
+__all__ = ["create_app", "serve"]

@@ -1,0 +1,328 @@
+"""View monitoring: what entered and left each monitored view in one commit (seed 001, Algorithm 3).
+
+A :class:`Monitor` is compiled once for a program and the views it watches, then called once per
+commit with the old base facts and the change. Four modes give the same differentials (seed 001
+Theorems 1 and 2; tests check it on generated programs with negation and recursion):
+
+- ``materialized`` — Algorithm 1's maintenance rules evaluated layer by layer over the kept model;
+- ``rod`` — Rederivation on Demand (Algorithm 2): no derived relation is read from a kept model;
+  the maintenance rules ask, through magic predicates, for the old tuples they need, and the
+  magic-set rewriting of the original rules (the query rules Q) rederives just those, alternating
+  with the maintenance rules until no new question is asked (Algorithm 3's repeat loop);
+- ``dred`` — the python engine's delete-and-rederive maintenance of the kept model;
+- ``recompute`` — the new model evaluated afresh and compared with the old one.
+
+Layers are the strata of the rules the views depend on (the rule/goal graph, §2.1): a layer's net
+differentials become the ``ins__``/``del__`` inputs of the layers above it (§4.2), which is what
+keeps negation exact.
+
+Example 4 (and Example 2's result): the graph of §2.2 without the untouched subgraph G0, deleting
+``edge(b, c)`` and inserting ``edge(h, d)``:
+
+>>> from nablog.lang import parse
+>>> rules = parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).")
+>>> edge = {("f","e"), ("e","d"), ("e","a"), ("a","b"), ("d","c"), ("b","c"), ("c","g")}
+>>> for mode in MODES:
+...     change = Monitor(rules, ["closure"], mode).differentials({"edge": edge}, {"edge": {("h","d")}}, {"edge": {("b","c")}})
+...     print(mode, change["closure"].lines())
+materialized ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
+rod ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
+dred ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
+recompute ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from ..engines import PythonEngine
+from ..engines.encoding import ConstantDictionary, EncodedRelation
+from ..engines.python import difference, union_disjoint
+from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
+from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
+from ..transforms.propagation import DEL, INS
+from ..transforms.rod import rod
+
+MODES = ("materialized", "rod", "dred", "recompute")
+
+# Stands for a bound argument when asking magic_sets for an adorned rewrite; the seed fact that
+# carries it is dropped (the maintenance rules supply the magic facts).
+_BOUND = "\x00bound"
+
+
+@dataclass(frozen=True)
+class Change:
+    """The tuples that entered (``plus``) and left (``minus``) one relation in one commit."""
+
+    plus: frozenset[tuple]
+    minus: frozenset[tuple]
+
+    def __bool__(self) -> bool:
+        return bool(self.plus or self.minus)
+
+    def lines(self) -> list[str]:
+        """``+(row)`` and ``-(row)`` lines, sorted: a stable text for tests and logs."""
+        show = lambda row: "(" + ", ".join(format_constant(v) for v in row) + ")"  # noqa: E731
+        return [f"+{show(r)}" for r in sorted(self.plus, key=row_sort_key)] + [f"-{show(r)}" for r in sorted(self.minus, key=row_sort_key)]
+
+
+class Monitor:
+    """The differentials of ``views`` under changes of base facts, by one of :data:`MODES`.
+
+    Parameters
+    ----------
+    rules : Program
+        The database's rules (facts separated out, as :func:`~nablog.lang.separate_facts` gives).
+    views : iterable of str
+        The monitored predicates; only the rules they depend on are compiled.
+    mode : str
+        ``materialized``, ``rod``, ``dred`` or ``recompute`` (see the module docstring).
+    """
+
+    def __init__(self, rules: Program, views: Iterable[str], mode: str = "materialized"):
+        if mode not in MODES:
+            raise NablogError(f"unknown maintenance mode {mode!r}", hint="choose one of " + ", ".join(MODES))
+        self.mode = mode
+        self.views = tuple(dict.fromkeys(views))
+        self.rules = relevant_rules(rules, self.views)
+        self.derived = frozenset(self.rules.derived)
+        self.engine = PythonEngine()
+        analysis = analyze(self.rules)
+        levels = sorted({analysis.stratum[p] for p in self.derived})
+        layers = [Program(tuple(r for r in self.rules.rules if analysis.stratum[r.head[0].pred] == level)) for level in levels]
+        self.layers: list[tuple[Program, Program]] = []
+        for layer in layers:
+            compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer)
+            self.layers.append((layer, compiled))
+        self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
+        # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
+        self._base: tuple[int, dict[str, EncodedRelation]] | None = None
+
+    def maintenance_program(self) -> Program:
+        """The rules this monitor evaluates, layer after layer (then Q for ``rod``)."""
+        out = Program()
+        for _, compiled in self.layers:
+            out = out + compiled
+        return out + self.queries
+
+    def differentials(
+        self,
+        facts: Mapping[str, Set],
+        insert: Mapping[str, Iterable[tuple]] | None = None,
+        delete: Mapping[str, Iterable[tuple]] | None = None,
+        model: Mapping[str, Set] | None = None,
+        version: int | None = None,
+    ) -> dict[str, Change]:
+        """Per monitored view, what a change of base facts makes enter and leave it.
+
+        ``facts`` are the base facts before the change (stored relations by their stored names);
+        ``model`` their perfect model, needed by ``materialized`` and ``dred`` (computed when not
+        given) and never read by ``rod``. Only true changes count: inserting a present fact or
+        deleting an absent one changes nothing, and a fact both inserted and deleted is deleted.
+
+        ``version`` numbers the state ``facts`` is in, when the caller numbers its commits (as
+        ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
+        instead of encoding them again each time.
+        """
+        ins, dele = true_changes(facts, insert or {}, delete or {})
+        if self.mode == "rod":
+            changes = self._rod(self._encoded_base(facts, version), ins, dele)
+            self._advance(version, ins, dele)
+        else:
+            if model is None:
+                model = self.engine.evaluate(self.rules, facts)
+            if self.mode == "materialized":
+                changes = self._materialized(model, ins, dele)
+            elif self.mode == "dred":
+                _, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
+                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.views if p in self.derived}
+            else:
+                new_facts = {p: (set(rows) - dele.get(p, set())) | ins.get(p, set()) for p, rows in facts.items()}
+                new_facts.update({p: rows for p, rows in ins.items() if p not in facts})
+                new = self.engine.evaluate(self.rules, new_facts)
+                changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.derived}
+        for view in self.views:
+            if view not in self.derived:  # a base relation: its change is the true base change
+                changes[view] = (ins.get(view, ()), dele.get(view, ()))
+        return {v: Change(frozenset(map(tuple, changes.get(v, ((), ()))[0])), frozenset(map(tuple, changes.get(v, ((), ()))[1]))) for v in self.views}
+
+    def _materialized(self, model, ins, dele) -> dict:
+        deltas = _deltas(ins, dele)
+        out: dict[str, tuple] = {}
+        for layer, compiled in self.layers:
+            if not _touched(compiled, deltas):
+                continue
+            env = {p: model[p] for p in _old_relations(compiled) if p in model}
+            result = self.engine.evaluate(compiled, {**env, **deltas})
+            self._net(layer, result, deltas, out)
+        return out
+
+    def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
+        """The base relations over one dictionary (which also holds the rules' constants, so that
+        every evaluation shares it): kept from the last commit when ``version`` follows it."""
+        if version is not None and self._base is not None and self._base[0] == version:
+            return self._base[1]
+        base = {p: rows for p, rows in facts.items() if p not in self.derived}
+        constants = set(self.maintenance_program().constants()) | set(self.rules.constants())
+        for rows in base.values():
+            constants.update(rows.dictionary.values if isinstance(rows, EncodedRelation) else (v for row in rows for v in row))
+        d = ConstantDictionary.build(constants)
+        arities = self.rules.signatures
+        encoded = {}
+        for pred, rows in base.items():
+            arity = getattr(rows, "arity", None) or arities.get(pred) or (len(next(iter(rows))) if len(rows) else 0)
+            encoded[pred] = EncodedRelation.from_rows(d, rows, arity)
+        if version is not None:
+            self._base = (version, encoded)
+        return encoded
+
+    def _advance(self, version: int | None, ins: dict, dele: dict) -> None:
+        """Apply a commit's true changes to the kept base relations (or forget them when a new
+        constant or relation appears: the next commit encodes afresh)."""
+        if version is None or self._base is None or self._base[0] != version:
+            self._base = None
+            return
+        encoded = dict(self._base[1])
+        for pred in set(ins) | set(dele):
+            rel = encoded.get(pred)
+            rows = ins.get(pred, set()) | dele.get(pred, set())
+            if rel is None or any(rel.dictionary.id(v) is None for row in rows for v in row):
+                self._base = None
+                return
+            plus = EncodedRelation.from_rows(rel.dictionary, ins.get(pred, ()), rel.arity)
+            minus = EncodedRelation.from_rows(rel.dictionary, dele.get(pred, ()), rel.arity)
+            encoded[pred] = union_disjoint(difference(rel, minus), plus)
+        self._base = (version + 1, encoded)
+
+    def _rod(self, base: Mapping[str, Set], ins, dele) -> dict:
+        deltas = _deltas(ins, dele)
+        asked: dict[str, set] = {}
+        old: Mapping[str, Set] = {}
+        out: dict[str, tuple] = {}
+        for layer, compiled in self.layers:
+            if not _touched(compiled, deltas):
+                continue
+            magic = [p for p in compiled.derived if p.startswith("m_")]
+            while True:
+                env = {**base, **{p: old[p] for p in self.derived if p in old}, **deltas}
+                result = self.engine.evaluate(compiled, env)
+                fresh = {m: set(result.get(m, ())) - asked.get(m, set()) for m in magic}
+                fresh = {m: rows for m, rows in fresh.items() if rows}
+                if not fresh:
+                    break
+                old = self._rederive(base, asked, old, fresh)
+                for m, rows in fresh.items():
+                    asked.setdefault(m, set()).update(rows)
+            self._net(layer, result, deltas, out)
+        return out
+
+    def _rederive(self, base, asked: dict, old: Mapping[str, Set], fresh: dict) -> Mapping[str, Set]:
+        """The old tuples of derived predicates that the magic facts ask for (and others the
+        rewriting derives on the way): Q over the base facts — evaluated the first time, then
+        continued from its last model with the new questions (the magic facts only grow)."""
+        if not old:
+            return self.engine.evaluate(self.queries, {**base, **{m: asked.get(m, set()) | fresh.get(m, set()) for m in set(asked) | set(fresh)}})
+        return self.engine.update(self.queries, old, insert=fresh)
+
+    def _net(self, layer: Program, result, deltas: dict, out: dict) -> None:
+        """A layer's net differentials: the answer for its views and the input of higher layers."""
+        for pred in layer.derived:
+            plus, minus = result.get(PLUS + pred, set()), result.get(MINUS + pred, set())
+            deltas[INS + pred], deltas[DEL + pred] = plus, minus
+            out[pred] = (plus, minus)
+
+
+def relevant_rules(rules: Program, views: Iterable[str]) -> Program:
+    """The rules the ``views`` depend on (the rule/goal graph of seed 001 §2.1), in program order."""
+    uses: dict[str, set[str]] = {}
+    for rule in rules.rules:
+        uses.setdefault(rule.head[0].pred, set()).update(b.atom.pred for b in rule.body if isinstance(b, Literal))
+    needed: set[str] = set()
+    todo = list(views)
+    while todo:
+        pred = todo.pop()
+        if pred not in needed:
+            needed.add(pred)
+            todo.extend(uses.get(pred, ()))
+    return Program(tuple(r for r in rules.rules if not r.is_fact() and r.head[0].pred in needed))
+
+
+def true_changes(facts: Mapping[str, Set], insert: Mapping, delete: Mapping) -> tuple[dict[str, set], dict[str, set]]:
+    """Insertions of absent facts and deletions of present ones (a fact in both is deleted)."""
+    ins: dict[str, set] = {}
+    dele: dict[str, set] = {}
+    for pred in set(insert) | set(delete):
+        old = facts.get(pred, set())
+        d = {tuple(r) for r in delete.get(pred, ())}
+        i = {tuple(r) for r in insert.get(pred, ())} - d
+        i = {r for r in i if r not in old}
+        d = {r for r in d if r in old}
+        if i:
+            ins[pred] = i
+        if d:
+            dele[pred] = d
+    return ins, dele
+
+
+def _deltas(ins: dict, dele: dict) -> dict[str, set]:
+    out = {INS + p: rows for p, rows in ins.items()}
+    out.update({DEL + p: rows for p, rows in dele.items()})
+    return out
+
+
+def _touched(compiled: Program, deltas: dict) -> bool:
+    """Whether some input delta of a layer's maintenance rules is non-empty."""
+    inputs = {b.atom.pred for r in compiled.rules for b in r.body if isinstance(b, Literal)} - set(compiled.derived)
+    return any(deltas.get(p) for p in inputs)
+
+
+def _old_relations(compiled: Program) -> set[str]:
+    return {b.atom.pred for r in compiled.rules for b in r.body if isinstance(b, Literal)} - set(compiled.derived)
+
+
+def _query_rules(rules: Program, magic: Iterable[str]) -> Program:
+    """Q of Algorithm 3: the magic-set rewriting of ``rules`` for every adorned question the
+    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself.
+
+    Each question is rewritten by :func:`nablog.transforms.magic.magic_sets`; the rewrites share
+    their adorned and magic predicates (same meaning), their supplementary ones are kept apart.
+    Should the union not be stratified, the original rules are evaluated in full instead (sound,
+    only slower).
+    """
+    from ..transforms.magic import magic_sets
+
+    arities = rules.signatures
+    out: list[Rule] = []
+    for k, name in enumerate(sorted(set(magic)), 1):
+        adorn, pred = name[2:].split("__", 1)
+        query = Atom(pred, tuple(_BOUND if a == "b" else Var(f"V{i + 1}") for i, a in enumerate(adorn)))
+        assert len(adorn) == arities[pred]
+        rewrite = magic_sets(rules, query)
+        prefix = f"q{k}_"
+        for rule in rewrite.program.rules:
+            if rule.is_fact() and _BOUND in rule.head[0].args:
+                continue  # the seed: the maintenance rules supply these facts
+            out.append(_rename_sup(rule, prefix))
+        if rewrite.answer.pred != pred:
+            args = tuple(Var(f"V{i + 1}") for i in range(len(adorn)))
+            out.append(Rule((Atom(pred, args),), (Literal(Atom(rewrite.answer.pred, args)),)))
+    seen: set[Rule] = set()
+    program = Program(tuple(r for r in out if not (r in seen or seen.add(r))))
+    try:
+        analyze(program)
+    except AnalysisError:
+        return rules
+    return program
+
+
+def _rename_sup(rule: Rule, prefix: str) -> Rule:
+    def fix(atom: Atom) -> Atom:
+        return Atom(prefix + atom.pred, atom.args, atom.loc) if atom.pred.startswith("sup") else atom
+
+    body = tuple(Literal(fix(b.atom), b.positive) if isinstance(b, Literal) else b for b in rule.body)
+    return Rule(tuple(fix(h) for h in rule.head), body, rule.loc)
+
+
+__all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]

@@ -1,0 +1,188 @@
+"""Subscriptions: a query's answer, then what entered and left it at each commit (seed 001's monitoring service).
+
+A :class:`Subscription` is created by ``Database.subscribe``; the database's :class:`Hub` computes
+the differentials once per commit for every subscribed view (one :class:`~nablog.views.monitor.Monitor`
+per maintenance mode, shared by all subscribers of that mode) and hands each subscription the rows
+of its own query. Messages are plain JSON-ready dicts:
+
+- ``{"version": N, "snapshot": [ROW, ...]}`` — the answer at version ``N``;
+- ``{"version": N, "snapshot_complete": True}`` — the snapshot is whole;
+- ``{"version": N, "plus": [ROW, ...], "minus": [ROW, ...]}`` — one per commit that changes the answer;
+- ``{"version": N, "error": "fell behind", ...}`` — the subscriber did not keep up: the buffer
+  bound was reached, the subscription is closed, take a new snapshot (or resume by version).
+
+Rows are lists of constants, sorted, as ``nablog query --json`` prints them.
+
+>>> from nablog import Database
+>>> db = Database.from_text("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y). edge(a,b).")
+>>> sub = db.subscribe("closure(a, Y)", mode="rod")
+>>> with db.transaction() as t:
+...     t.insert("edge(b, c)")
+>>> [sub.get(timeout=1) for _ in range(3)]
+[{'version': 0, 'snapshot': [['a', 'b']]}, {'version': 0, 'snapshot_complete': True}, {'version': 1, 'plus': [['a', 'c']], 'minus': []}]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Callable, Iterable, Iterator, Mapping
+
+from ..lang import Atom, Program, Var, row_sort_key
+from .monitor import MODES, Change, Monitor
+
+Message = dict
+DEFAULT_BUFFER = 10_000
+
+
+def matches(atom: Atom, row: tuple) -> bool:
+    """Whether ``row`` is an answer of the pattern ``atom``: its constants and repeated variables."""
+    seen: dict[Var, object] = {}
+    for term, value in zip(atom.args, row):
+        if isinstance(term, Var):
+            if term.name == "_":
+                continue
+            if term in seen and seen[term] != value:
+                return False
+            seen[term] = value
+        elif term != value:
+            return False
+    return True
+
+
+def rows_json(rows: Iterable[tuple]) -> list[list]:
+    return [list(r) for r in sorted(rows, key=row_sort_key)]
+
+
+class SubscriptionClosed(Exception):
+    """The subscription is closed and every message it had was read."""
+
+
+class Subscription:
+    """One subscriber's stream: messages in version order, buffered up to ``buffer`` messages.
+
+    Iterate over it (blocking), call :meth:`get` with a timeout, or pass ``callback`` to
+    ``Database.subscribe`` to be called with each message instead (from the committing thread).
+    """
+
+    def __init__(self, query: Atom, mode: str, callback: Callable[[Message], None] | None = None, buffer: int = DEFAULT_BUFFER):
+        if mode not in MODES:
+            from ..lang import NablogError
+
+            raise NablogError(f"unknown maintenance mode {mode!r}", hint="choose one of " + ", ".join(MODES))
+        self.query = query
+        self.mode = mode
+        self.callback = callback
+        self.buffer = buffer
+        self.version = -1  # the last version delivered
+        self.closed = False
+        self._queue: deque[Message] = deque()
+        self._ready = threading.Condition()
+        self._hub: "Hub | None" = None
+
+    def deliver(self, message: Message) -> None:
+        """Hand a message to the subscriber (the hub calls this in version order)."""
+        if self.closed:
+            return
+        self.version = message["version"]
+        if self.callback is not None:
+            self.callback(message)
+            return
+        with self._ready:
+            if len(self._queue) >= self.buffer:
+                # Never block the writer: drop what is buffered and say so; the subscriber resumes
+                # from a new snapshot.
+                self._queue.clear()
+                self._queue.append({"version": message["version"], "error": "fell behind", "hint": "subscribe again for a new snapshot"})
+                self.closed = True
+            else:
+                self._queue.append(message)
+            self._ready.notify_all()
+
+    def get(self, timeout: float | None = None) -> Message:
+        """The next message; raises ``TimeoutError`` if none comes within ``timeout`` seconds and
+        ``SubscriptionClosed`` once the subscription is closed and drained."""
+        with self._ready:
+            if not self._ready.wait_for(lambda: self._queue or self.closed, timeout):
+                raise TimeoutError(f"no message for {self.query} within {timeout} s")
+            if self._queue:
+                return self._queue.popleft()
+            raise SubscriptionClosed(f"the subscription to {self.query} is closed")
+
+    def __iter__(self) -> Iterator[Message]:
+        while True:
+            try:
+                yield self.get()
+            except SubscriptionClosed:
+                return
+
+    def close(self) -> None:
+        """Stop receiving messages."""
+        if self._hub is not None:
+            self._hub.remove(self)
+        with self._ready:
+            self.closed = True
+            self._ready.notify_all()
+
+
+class Hub:
+    """The subscriptions of one database, and the monitors that serve them (one per mode and set of
+    views, compiled when the set changes)."""
+
+    def __init__(self, rules: Program):
+        self.rules = rules
+        self.subscriptions: list[Subscription] = []
+        self._monitors: dict[tuple[str, frozenset[str]], Monitor] = {}
+        self._lock = threading.Lock()
+
+    def add(self, subscription: Subscription, snapshot: list[tuple], version: int) -> None:
+        subscription._hub = self
+        with self._lock:
+            subscription.deliver({"version": version, "snapshot": rows_json(snapshot)})
+            subscription.deliver({"version": version, "snapshot_complete": True})
+            self.subscriptions.append(subscription)
+
+    def remove(self, subscription: Subscription) -> None:
+        with self._lock:
+            if subscription in self.subscriptions:
+                self.subscriptions.remove(subscription)
+
+    def monitor(self, mode: str, views: frozenset[str]) -> Monitor:
+        key = (mode, views)
+        if key not in self._monitors:
+            self._monitors[key] = Monitor(self.rules, sorted(views), mode)
+        return self._monitors[key]
+
+    def differentials(self, facts: Mapping, insert: Mapping, delete: Mapping, model: Callable[[], Mapping], version: int | None = None) -> dict[str, dict[str, Change]]:
+        """Per mode in use, per subscribed view, the change a commit makes to the state numbered
+        ``version`` (computed before the commit is applied)."""
+        with self._lock:
+            live = [s for s in self.subscriptions if not s.closed]
+        by_mode: dict[str, set[str]] = {}
+        for s in live:
+            by_mode.setdefault(s.mode, set()).add(s.query.pred)
+        out: dict[str, dict[str, Change]] = {}
+        for mode, views in by_mode.items():
+            monitor = self.monitor(mode, frozenset(views))
+            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model(), version=version)
+        return out
+
+    def publish(self, version: int, changes: dict[str, dict[str, Change]]) -> None:
+        """Deliver one commit's message to each subscription whose answer it changes."""
+        with self._lock:
+            live = [s for s in self.subscriptions if not s.closed]
+            self.subscriptions = live
+        for s in live:
+            change = changes.get(s.mode, {}).get(s.query.pred)
+            if not change:
+                continue
+            plus = [r for r in change.plus if matches(s.query, r)]
+            minus = [r for r in change.minus if matches(s.query, r)]
+            if plus or minus:
+                try:
+                    s.deliver({"version": version, "plus": rows_json(plus), "minus": rows_json(minus)})
+                except Exception:  # noqa: BLE001 - a subscriber's callback failing must not fail the commit
+                    s.close()
+
+
+__all__ = ["DEFAULT_BUFFER", "Hub", "Message", "Subscription", "SubscriptionClosed", "matches", "rows_json"]
