@@ -27,7 +27,7 @@ from .asp import AspProblem
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, find_families
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
-from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
+from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
 CANDIDATE_POLICIES = ("attribute", "herbrand")
@@ -245,6 +245,12 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         if verified is None or not verifier.minimal(insert, delete):
             raise AssertionError(f"a member of a family does not verify: +{insert} -{delete}")
         checked = checked or verified
+    ground_family = family
+
+    def member_effects(binding: tuple) -> Update:
+        verified = verifier.realizes(*ground_family.member(binding))
+        return Update() if verified is None else verifier.side_effects(verified[1], verified[2])
+
     family = replace(family, condition=family_condition(family, index))
     family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
@@ -257,6 +263,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         "every one meets the request, every constraint and minimality in the ground problem",
         basis,
         family=family,
+        member_effects=member_effects,
     )
 
 

@@ -117,20 +117,24 @@ class Realization:
     # Lines naming the kernels (seed 003, Def. 4) the changes cut or complete, computed on demand.
     kernels: Callable[[], list[str]] | None = field(default=None, compare=False, repr=False)
     family: Family | None = field(default=None, compare=False, repr=False)  # when it stands for many
+    # A family's members' side effects, by binding, evaluated on demand (see members).
+    member_effects: Callable[[tuple], Update] | None = field(default=None, compare=False, repr=False)
 
-    def members(self) -> list["Realization"]:
-        """The realizations this one stands for: itself, or every member of its family (their
-        side effects are computed when one is applied)."""
+    def members(self, side_effects: bool = False) -> list["Realization"]:
+        """The realizations this one stands for: itself, or every member of its family. A member's
+        side effects are computed when it is applied, or here with ``side_effects=True`` (one
+        evaluation per member)."""
         if self.family is None:
             return [self]
-        return [self.member(b) for b in self.family.bindings]
+        return [self.member(b, side_effects) for b in self.family.bindings]
 
-    def member(self, binding: tuple) -> "Realization":
+    def member(self, binding: tuple, side_effects: bool = False) -> "Realization":
         """The member of the family whose variables take ``binding``."""
         assert self.family is not None
         insert, delete = self.family.member(binding)
         values = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, binding))
-        return Realization(sorted_atoms(insert), sorted_atoms(delete), Update(), self.fresh, f"member {values} of a family", self.basis)
+        effects = self.member_effects(binding) if side_effects and self.member_effects is not None else Update()
+        return Realization(sorted_atoms(insert), sorted_atoms(delete), effects, self.fresh, f"member {values} of a family", self.basis)
 
     def pick(self, values: Mapping[str, object]) -> "Realization":
         """The member of the family with these variable values (``{"D": "d42"}``); the other

@@ -466,6 +466,10 @@ class Solver:
         """
         free = tuple(free)
         conj = self.prepare(conj, relax, free)
+        theta = {e.left: e.right for e in conj if isinstance(e, Comparison) and e.op == "=" and e.left in free and not isinstance(e.right, Var)}
+        if theta:  # a kept variable equal to a constant is the constant (what ground atoms are)
+            free = tuple(v for v in free if v not in theta)
+            conj = normalize(substitute(conj, theta), free)
         if conj == FALSE:
             return False
         if not conj:
@@ -482,10 +486,16 @@ class Solver:
 
     def equivalent(self, left: list[Constraint], right: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Do two disjunctions of constraints have the same solutions on ``over`` (seed 000, Theorem 1)?"""
-        return all(self.covered(c, right, over) for c in left) and all(self.covered(c, left, over) for c in right)
+        lset, rset = set(left), set(right)
+        return all(c in rset or self.covered(c, right, over) for c in left) and all(c in lset or self.covered(c, left, over) for c in right)
 
     def covered(self, conj: Constraint, union: list[Constraint], over: tuple[Var, ...]) -> bool:
         """Is every solution of ``conj`` a solution of some member of ``union``?"""
+        if conj in union:
+            return True
+        union = [other for other in union if not disjoint(conj, other, over)]
+        if not union:
+            return not self.satisfiable(conj, free=over)
         nots = []
         for k, other in enumerate(union):
             rename = {v: Var(f"{v.name}__u{k}") for v in variables(other) if v not in over}
@@ -553,6 +563,35 @@ def _renamed(conj: Constraint, keep: tuple[Var, ...]) -> Constraint:
                 if v not in keep and v not in order:
                     order[v] = next(n for n in supply if n.name not in names)
     return substitute(conj, order)
+
+
+def interval(conj: Constraint, var: Var) -> tuple[float, float]:
+    """Integer bounds the conjunction's top-level comparisons give ``var`` (a cheap filter before z3).
+
+    >>> from nablog.lang import Comparison as C, Var
+    >>> interval((C(">=", Var("X"), 5), C("<", Var("X"), 9)), Var("X"))
+    (5, 8)
+    """
+    lo, hi = float("-inf"), float("inf")
+    for e in conj:
+        if isinstance(e, Comparison) and e.left == var and isinstance(e.right, int) and not isinstance(e.right, bool):
+            c = e.right
+            if e.op == "=":
+                lo, hi = max(lo, c), min(hi, c)
+            elif e.op in (">=", ">"):
+                lo = max(lo, c + (e.op == ">"))
+            elif e.op in ("<=", "<"):
+                hi = min(hi, c - (e.op == "<"))
+    return lo, hi
+
+
+def disjoint(left: Constraint, right: Constraint, over: Iterable[Var]) -> bool:
+    """Do the top-level integer bounds alone show the two conjunctions share no solution on ``over``?"""
+    for v in over:
+        (a, b), (c, d) = interval(left, v), interval(right, v)
+        if max(a, c) > min(b, d):
+            return True
+    return False
 
 
 def _walk(conj: Iterable) -> Iterator:

@@ -43,7 +43,7 @@ from typing import Iterable, Iterator
 from ..lang.ast import Atom, Comparison, ConstrainedRule, DomainCall, Literal, Rule, Term, Var, row_sort_key
 from ..lang.errors import NablogError, QueryError
 from ..lang.parser import parse_atom, parse_statements
-from .constraints import FALSE, Constraint, Domains, Not, Solver, format_constraint, normalize, substitute, variables
+from .constraints import FALSE, Constraint, Domains, Not, Solver, disjoint, format_constraint, normalize, substitute, variables
 
 
 def head_vars(arity: int) -> tuple[Var, ...]:
@@ -417,7 +417,9 @@ class MediatedView:
         """Algorithm 2: narrow the atoms the deletion meets, then every atom whose support uses a
         narrowed one, rebuilt from its clause (now in P') and its children; drop the unsolvable."""
         heap: list[int] = []
-        for entry in self._candidates(atom, {}):
+        for entry in self._candidates(atom, {}, _fixed(theta, atom.arity)):
+            if disjoint(entry.constraint, theta, head_vars(entry.arity)):
+                continue
             if entry.pred == atom.pred and self.solver.satisfiable(
                 entry.constraint + _rename_head(theta, entry.arity, self._fresh), free=head_vars(entry.arity)
             ):
@@ -452,8 +454,8 @@ class MediatedView:
         original = {n: Clause(n, c.head, old[n], c.body) for n, c in ((c.number, c) for c in self.clauses)}
         out: dict[str, list[Constraint]] = {}
         delta: list[tuple[str, Constraint]] = []
-        for entry in self.atoms(atom.pred):
-            if entry.arity != atom.arity:
+        for entry in self._candidates(atom, {}, _fixed(theta, atom.arity)):
+            if disjoint(entry.constraint, theta, head_vars(entry.arity)):
                 continue
             conj = normalize(entry.constraint + theta, head_vars(entry.arity))
             if self._solvable(conj, entry.arity):
@@ -479,16 +481,19 @@ class MediatedView:
                             have.append(conj)
                             produced.append((head.pred, conj))
             delta = produced
-        # step 2: M' = M minus [P_OUT]
-        for entry in list(self.entries.values()):
-            removed = out.get(entry.pred)
-            if not removed:
-                continue
+        # step 2: M' = M minus [P_OUT]; the atoms each removed one meets are found by the index
+        meets: dict[int, list[Constraint]] = {}
+        arities = {c.head.pred: c.head.arity for c in self.clauses}
+        for pred, removed_atoms in out.items():
+            for r in removed_atoms:
+                for entry in self._candidates(Atom(pred, head_vars(arities[pred])), {}, _fixed(r, arities[pred])):
+                    head = head_vars(entry.arity)
+                    if not disjoint(entry.constraint, r, head) and self._solvable(normalize(entry.constraint + r, head), entry.arity):
+                        meets.setdefault(entry.id, []).append(r)
+        for i, removed in sorted(meets.items()):
+            entry = self.entries[i]
             head = head_vars(entry.arity)
-            nots = [Not(_apart(r, head, self._fresh)) for r in removed if self._solvable(normalize(entry.constraint + r, head), entry.arity)]
-            if not nots:
-                continue
-            narrowed = normalize(entry.constraint + tuple(nots), head)
+            narrowed = normalize(entry.constraint + tuple(Not(_apart(r, head, self._fresh)) for r in removed), head)
             if self._solvable(narrowed, entry.arity):
                 entry.constraint = narrowed
             else:
