@@ -46,6 +46,15 @@ def test_a_huge_arity_is_a_located_error():
     assert info.value.column == 9
 
 
+@pytest.mark.parametrize("opening", ["(", "-", "|"])
+def test_a_term_nested_past_the_limit_is_a_located_error_not_a_recursion_error(opening):
+    # Found by the mutation fuzzer: 500 opening parentheses ended in RecursionError.
+    with pytest.raises(NablogSyntaxError, match="terms nested more than 100 deep") as info:
+        parse("p(1).\np(" + opening * 500 + "1).")
+    assert (info.value.lineno, info.value.column) == (2, 103)
+    assert parse("p(" + "(" * 100 + "1" + ")" * 100 + ").") == parse("p(1).")
+
+
 @pytest.mark.parametrize("separator", ["\f", "\v", "\u2028", "\x1c", "\u0085"])
 def test_the_line_shown_is_the_line_an_editor_shows(separator):
     text = f"% a comment{separator}with a break character\np(X) :- q(Y).\n"

@@ -134,6 +134,10 @@ def _abbreviate(text: str, limit: int = 20) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
+MAX_NESTING = 100
+"""Deepest nesting of parentheses, signs and ``|...|`` in one term (deeper input is refused)."""
+
+
 class _Parser:
     def __init__(self, source: Source):
         self.source = source
@@ -141,6 +145,7 @@ class _Parser:
         self._line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
         self.tokens = list(self._tokenize())
         self.i = 0
+        self.depth = 0  # nesting of terms being read (parentheses, |X|, unary minus)
 
     # -- locations and errors ------------------------------------------------------------------
 
@@ -609,22 +614,32 @@ class _Parser:
 
     def unary_term(self) -> Term:
         tok = self.peek()
-        if tok is not None and tok.text == "-":
+        if tok is not None and tok.text in ("-", "|", "("):
+            # Each level is a Python call: refuse a nesting no program needs before the stack ends.
+            if self.depth >= MAX_NESTING:
+                raise self.error(f"terms nested more than {MAX_NESTING} deep", tok.pos, "write the expression with fewer parentheses, signs or |...|")
+            self.depth += 1
+            try:
+                return self._nested_term(tok)
+            finally:
+                self.depth -= 1
+        return self.simple_term()
+
+    def _nested_term(self, tok: Token) -> Term:
+        if tok.text == "-":
             self.i += 1
             arg = self.unary_term()
             # A negative number is a constant, as it always was: -3 is the integer -3.
             return -arg if type(arg) is int else UnaryOp("-", arg)
-        if tok is not None and tok.text == "|":
+        if tok.text == "|":
             self.i += 1
             arg = self.term()
             self.expect("|", "'|' closing the absolute value")
             return UnaryOp("|", arg)
-        if tok is not None and tok.text == "(":
-            self.i += 1
-            inner = self.term()
-            self.expect(")", "')' closing the parenthesis")
-            return inner
-        return self.simple_term()
+        self.i += 1
+        inner = self.term()
+        self.expect(")", "')' closing the parenthesis")
+        return inner
 
     def simple_term(self) -> Term:
         tok = self.next("a term")
