@@ -280,7 +280,13 @@ def _parse(text: str, source: str) -> Delta:
             raise NablogSyntaxError(error.message, _loc(src, pos + column), error.hint) from None
         atom = Atom(atom.pred, atom.args, _loc(src, pos + 1))
         if not atom.is_ground():
-            var = next(atom.variables())
+            var = next(atom.variables(), None)
+            if var is None:  # no variable, yet not constants: arithmetic or an interval
+                raise QueryError(
+                    f"the request atom {atom} holds a computed term",
+                    atom.loc,
+                    "a request names facts: write each argument as a constant, e.g. +p(3). instead of +p(1+2).",
+                )
             raise QueryError(
                 f"the request atom {atom} is not ground: {var} has no value",
                 atom.loc,

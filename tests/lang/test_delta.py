@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nablog.lang import Atom, Delta, NablogError
+from nablog.lang import Atom, Delta, NablogError, QueryError
 from nablog.repair.simplify import Change
 from nablog.repair.tables import CorrectionTable
 from nablog.solver import Request, parse_request
@@ -92,3 +92,10 @@ def test_inverse_then_and_real_against_sets(facts, d1, d2):
     c = d1.compose(d2)
     assert c.insert == (d1.insert | d2.insert) - (d1.delete | d2.delete)
     assert c.delete == (d1.delete | d2.delete) - (d1.insert | d2.insert)
+
+
+def test_a_request_atom_with_a_computed_term_is_a_located_error():
+    # Found by the command-line fuzzer: +p(a-n). (arithmetic, no variable) ended in StopIteration.
+    with pytest.raises(QueryError, match=r"the request atom staff_chair\(aravinda - n, gerhard\) holds a computed term") as info:
+        Delta.parse("+staff_chair(aravinda-n, gerhard).")
+    assert info.value.column == 2
