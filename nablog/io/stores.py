@@ -355,7 +355,7 @@ class Stores:
             pending.extend(staged)
         for target, backup in restore:
             if backup is None:
-                journal["files"].append({"op": "remove", "target": str(target)})
+                journal["files"].append({"op": "remove", "target": _absolute(target)})
                 continue
             staged = prepare_file(target, lambda f, b=backup: f.write(b.read_bytes()), tag)
             self._step(f"stage {target.name}")
@@ -365,7 +365,9 @@ class Stores:
             self._step(f"stage {Path(target).name}")
         if undo_dir.exists():
             fsync_directory(undo_dir)
-        journal["files"] += [{"op": "replace", "tmp": str(p.tmp), "target": str(p.target)} for p in pending]
+        # Absolute paths: the journal is finished by whichever process opens the database next,
+        # from any working directory (a relative data path, as the CLI gets, would name nothing there).
+        journal["files"] += [{"op": "replace", "tmp": _absolute(p.tmp), "target": _absolute(p.target)} for p in pending]
         if entry is not None or entries is not None:
             if entries is None:
                 entries = self.entries()
@@ -375,7 +377,7 @@ class Stores:
                 drop = [*drop, entries.pop(0)]
             text = json.dumps(entries, ensure_ascii=False, indent=1).encode("utf-8")
             log = prepare_file(self.history.path, lambda f: f.write(text), tag)
-            journal["files"].append({"op": "replace", "tmp": str(log.tmp), "target": str(log.target)})
+            journal["files"].append({"op": "replace", "tmp": _absolute(log.tmp), "target": _absolute(log.target)})
         journal["cleanup"] = [str(self.state / "undo" / d["tag"]) for d in drop if d.get("tag")]
         self._write_journal(journal)
         self._step("journal")
@@ -506,6 +508,13 @@ def _link_or_copy(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
         with open(target, "rb") as f:
             os.fsync(f.fileno())
+
+
+def _absolute(path: Path) -> str:
+    """``path`` as the journal records it: its directory resolved, so it names the same file from
+    any working directory (and the same directory the journal's ``directories`` name)."""
+    path = Path(path)
+    return str(path.absolute().parent.resolve() / path.name)
 
 
 def _write_durably(path: Path, data: bytes) -> None:
