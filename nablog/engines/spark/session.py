@@ -109,6 +109,11 @@ def spark_session(master: str | None = None, *, shuffle_partitions: int = DEFAUL
             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}")
             .config("spark.cleaner.referenceTracking.cleanCheckpoints", "true")
+            # Spark 4's PushDownLeftSemiAntiJoin fails an internal assertion ("phase optimization
+            # failed") on some anti-joins under an aggregate that negation produces (found by the
+            # bulk propagation property test); the rule only moves anti-joins, so leaving it out
+            # changes plans, never answers.
+            .config("spark.sql.optimizer.excludedRules", "org.apache.spark.sql.catalyst.optimizer.PushDownLeftSemiAntiJoin")
         )
         if _is_local(url):
             # Containers and laptops on changing networks often have no resolvable host name;
