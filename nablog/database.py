@@ -417,15 +417,14 @@ class Database:
     def _commit(self, delta: Delta, request: str) -> "Update":
         """One commit: the real changes of ``delta`` written to the stores (crash-safe, with the undo
         log: :meth:`nablog.io.Stores.commit`), the facts and model brought up to date, the
-        subscribers told. The next version number is stored first, so that after a crash the
-        version never falls behind what the stores hold."""
+        subscribers told. The version number is written in the same commit as the data (see
+        :meth:`nablog.io.Stores.commit`): after a crash both are old or both new."""
         with self._lock:
-            self._store_version(self._version + 1)
             if self.stores is None:
                 # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
                 real = delta.stored(self.rules.derived).real(self._facts).shown()
             else:
-                real = self.stores.commit(delta, request=request, basis=self.basis)
+                real = self.stores.commit(delta, request=request, basis=self.basis, version=self._version + 1)
             return self._changed(real.by_relation())
 
     def undo(self) -> "Update | None":
@@ -434,8 +433,7 @@ class Database:
         if self.stores is None:
             raise NablogError("undo needs a database read from files", hint="give the program files")
         with self._lock:
-            self._store_version(self._version + 1)
-            inverse = self.stores.undo()
+            inverse = self.stores.undo(version=self._version + 1)
             return None if inverse is None else self._changed(inverse.by_relation())
 
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
@@ -476,31 +474,13 @@ class Database:
 
     @property
     def version(self) -> int:
-        """The number of the last commit (0 for a database never changed); kept beside the
-        program for a database read from files, so numbering continues across restarts."""
+        """The number of the last commit (0 for a database never changed); kept in ``.nablog/version``
+        for a database read from files, written in each commit, so numbering continues across
+        restarts and crashes."""
         return self._version
 
-    def _version_file(self) -> Path | None:
-        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
-        return None if anchor is None else Path(anchor).resolve().parent / ".nablog" / "version"
-
     def _stored_version(self) -> int:
-        path = self._version_file()
-        if path is None or not path.exists():
-            return 0
-        text = path.read_text(encoding="utf-8").strip()
-        if not text.isdigit():
-            raise NablogError(f"{path}: not a version number: {text[:40]!r}", hint="the file is damaged; write the last version number into it")
-        return int(text)
-
-    def _store_version(self, version: int) -> None:
-        path = self._version_file()
-        if path is None:
-            return
-        from .io.base import atomic_write
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda f: f.write(f"{version}\n".encode()))
+        return 0 if self.stores is None else self.stores.version()
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.
