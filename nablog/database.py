@@ -109,6 +109,9 @@ class Database:
         self.basis = self.fingerprint()  # of the data the database was read from
         self._violations: list[Violation] | None = None
         self._python_model: Model | None = None
+        # Base changes of commits whose induced update the monitors computed, not yet applied to
+        # the python model (see _defer and _catch_up).
+        self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
         self._index = None  # a ModelIndex over the python model, for view updating
         self._python_violations: list[Violation] | None = None
         self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
@@ -199,6 +202,7 @@ class Database:
 
     def model(self) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
+        self._catch_up()
         if self._model is None:
             self._model = self.engine.evaluate(self.rules, self._facts)
         return self._model
@@ -285,6 +289,7 @@ class Database:
         """The model computed by the python engine (what view updating reasons and verifies on)."""
         if self.engine.name == "python":
             return self.model()
+        self._catch_up()
         if self._python_model is None:
             self._python_model = PythonEngine().evaluate(self.rules, self._facts)
         return self._python_model
@@ -443,24 +448,32 @@ class Database:
 
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
+        derived = self.rules.derived
+        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
         notify = {}
+        full = None
         if self._hub is not None and self._hub.subscriptions:
-            derived = self.rules.derived
-            stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
             # Seed 001: the differentials are computed from the state before the change.
             notify = self._hub.differentials(
                 self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self._version
             )
-        old = self.python_model()
-        new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
-        derived = self.rules.derived
+            full = self._hub.derived_changes(derived)
+        if full is not None:
+            # A monitor computed every derived relation's change: that is the induced update, and
+            # the model is brought up to date only when someone reads it (_catch_up).
+            gained = {**{stored(p): r for p, r in insert.items()}, **{p: c[0] for p, c in full.items()}}
+            lost = {**{stored(p): r for p, r in delete.items()}, **{p: c[1] for p, c in full.items()}}
+            self._defer(insert, delete)
+        else:
+            old = self.python_model()
+            new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
+            self._model = new if self.engine.name == "python" else None
+            self._python_model = None if self.engine.name == "python" else new
         for pred, (ins, dele) in changes.items():
-            key = base_part(pred) if pred in derived else pred
+            key = stored(pred)
             rows = self._facts.setdefault(key, set())
             rows -= dele
             rows |= ins
-        self._model = new if self.engine.name == "python" else None
-        self._python_model = None if self.engine.name == "python" else new
         self._violations = None
         self._index = None
         self._python_violations = None
@@ -471,6 +484,30 @@ class Database:
         return induced_update(gained, lost)
 
     # -- commits and subscriptions ----------------------------------------------------------------
+
+    def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
+        """Remember a commit's true base changes for the model (composed with earlier ones)."""
+        if self.engine.name != "python":
+            self._model = None  # another engine evaluates afresh from the facts
+        held = self._model if self.engine.name == "python" else self._python_model
+        if held is None:
+            return  # evaluated from the (current) facts when asked
+        for pred in set(insert) | set(delete):
+            ins, dele = self._pending[0].setdefault(pred, set()), self._pending[1].setdefault(pred, set())
+            for row in delete.get(pred, ()):
+                ins.discard(row) if row in ins else dele.add(row)
+            for row in insert.get(pred, ()):
+                dele.discard(row) if row in dele else ins.add(row)
+
+    def _catch_up(self) -> None:
+        """Apply the deferred base changes to the kept model (one DRed pass for all of them)."""
+        if not (self._pending[0] or self._pending[1]):
+            return
+        insert, delete = self._pending
+        self._pending = ({}, {})
+        attr = "_model" if self.engine.name == "python" else "_python_model"
+        if getattr(self, attr) is not None:
+            setattr(self, attr, PythonEngine().update(self.rules, getattr(self, attr), insert=insert, delete=delete))
 
     @property
     def version(self) -> int:

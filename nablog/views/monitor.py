@@ -4,7 +4,8 @@ A :class:`Monitor` is compiled once for a program and the views it watches, then
 commit with the old base facts and the change. Four modes give the same differentials (seed 001
 Theorems 1 and 2; tests check it on generated programs with negation and recursion):
 
-- ``materialized`` — Algorithm 1's maintenance rules evaluated layer by layer over the kept model;
+- ``materialized`` — Algorithm 1's maintenance rules evaluated layer by layer over the kept model
+  (kept by the monitor itself, in place, between numbered commits: :mod:`nablog.views.live`);
 - ``rod`` — Rederivation on Demand (Algorithm 2): no derived relation is read from a kept model;
   the maintenance rules ask, through magic predicates, for the old tuples they need, and the
   magic-set rewriting of the original rules (the query rules Q) rederives just those, alternating
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
@@ -44,6 +45,7 @@ from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
+from .live import LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
 
@@ -99,6 +101,17 @@ class Monitor:
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
         # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
         self._base: tuple[int, dict[str, EncodedRelation]] | None = None
+        # Materialized: the relations the maintenance rules read, kept in place between numbered
+        # commits, and the rules planned once (None: a rule the live plans do not cover).
+        self._live: tuple[int, dict[str, Relation]] | None = None
+        self._plans: list[LivePlan] | None = None
+        if mode == "materialized":
+            try:
+                self._plans = [LivePlan(compiled) for _, compiled in self.layers]
+            except Unsupported:
+                self._plans = None
+        self._inputs = [_old_relations(compiled) for _, compiled in self.layers]
+        self.last_changes: dict[str, tuple] | None = None
 
     def maintenance_program(self) -> Program:
         """The rules this monitor evaluates, layer after layer (then Q for ``rod``)."""
@@ -112,25 +125,31 @@ class Monitor:
         facts: Mapping[str, Set],
         insert: Mapping[str, Iterable[tuple]] | None = None,
         delete: Mapping[str, Iterable[tuple]] | None = None,
-        model: Mapping[str, Set] | None = None,
+        model: "Mapping[str, Set] | Callable[[], Mapping[str, Set]] | None" = None,
         version: int | None = None,
     ) -> dict[str, Change]:
         """Per monitored view, what a change of base facts makes enter and leave it.
 
         ``facts`` are the base facts before the change (stored relations by their stored names);
-        ``model`` their perfect model, needed by ``materialized`` and ``dred`` (computed when not
-        given) and never read by ``rod``. Only true changes count: inserting a present fact or
+        ``model`` their perfect model (or a function giving it, called only when needed), read by
+        ``materialized`` and ``dred`` (computed when not given) and never by ``rod``. Only true changes count: inserting a present fact or
         deleting an absent one changes nothing, and a fact both inserted and deleted is deleted.
 
         ``version`` numbers the state ``facts`` is in, when the caller numbers its commits (as
         ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
-        instead of encoding them again each time.
+        instead of encoding them again each time, and ``materialized`` keeps the relations it
+        reads, updated in place with each commit's differentials.
         """
         ins, dele = true_changes(facts, insert or {}, delete or {})
         if self.mode == "rod":
             changes = self._rod(self._encoded_base(facts, version), ins, dele)
             self._advance(version, ins, dele)
+        elif self._plans is not None:
+            changes = self._materialized_live(self._live_state(version, model, facts), ins, dele)
+            self._advance_live(version, ins, dele, changes)
         else:
+            if callable(model):
+                model = model()
             if model is None:
                 model = self.engine.evaluate(self.rules, facts)
             if self.mode == "materialized":
@@ -143,6 +162,8 @@ class Monitor:
                 new_facts.update({p: rows for p, rows in ins.items() if p not in facts})
                 new = self.engine.evaluate(self.rules, new_facts)
                 changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.derived}
+        # Every derived relation's change, for a caller that keeps the whole model (dred: the views only).
+        self.last_changes = None if self.mode == "dred" else changes
         for view in self.views:
             if view not in self.derived:  # a base relation: its change is the true base change
                 changes[view] = (ins.get(view, ()), dele.get(view, ()))
@@ -158,6 +179,49 @@ class Monitor:
             result = self.engine.evaluate(compiled, {**env, **deltas})
             self._net(layer, result, deltas, out)
         return out
+
+    def _live_state(self, version: int | None, model, facts) -> dict[str, Relation]:
+        """The relations the maintenance rules read: kept from the last commit when ``version``
+        follows it, else copied from the model."""
+        if version is not None and self._live is not None and self._live[0] == version:
+            return self._live[1]
+        if callable(model):
+            model = model()
+        if model is None:
+            model = self.engine.evaluate(self.rules, facts)
+        needed = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
+        state = {p: Relation(model.get(p, ())) for p in needed}
+        self._live = None if version is None else (version, state)
+        return state
+
+    def _materialized_live(self, state: dict[str, Relation], ins, dele) -> dict:
+        deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
+        out: dict[str, tuple] = {}
+        for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
+            if not any(len(deltas.get(p, ())) for p in inputs):
+                continue
+            result = plan.run({**{p: state[p] for p in inputs if p in state}, **deltas})
+            for pred in layer.derived:
+                plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
+                deltas[INS + pred], deltas[DEL + pred] = plus, minus
+                out[pred] = (plus.rows, minus.rows)
+        return out
+
+    def _advance_live(self, version: int | None, ins: dict, dele: dict, changes: dict) -> None:
+        """Apply a commit's true base changes and the derived differentials to the kept relations."""
+        if version is None or self._live is None or self._live[0] != version:
+            self._live = None
+            return
+        state = self._live[1]
+        for pred, (plus, minus) in [*((p, (ins.get(p, ()), dele.get(p, ()))) for p in set(ins) | set(dele)), *changes.items()]:
+            rel = state.get(pred)
+            if rel is None:
+                continue
+            for row in minus:
+                rel.discard(row)
+            for row in plus:
+                rel.add(row)
+        self._live = (version + 1, state)
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that

@@ -133,6 +133,7 @@ class Hub:
         self.rules = rules
         self.subscriptions: list[Subscription] = []
         self._monitors: dict[tuple[str, frozenset[str]], Monitor] = {}
+        self._used: list[Monitor] = []  # the monitors of the last commit
         self._lock = threading.Lock()
 
     def add(self, subscription: Subscription, snapshot: list[tuple], version: int) -> None:
@@ -162,10 +163,20 @@ class Hub:
         for s in live:
             by_mode.setdefault(s.mode, set()).add(s.query.pred)
         out: dict[str, dict[str, Change]] = {}
+        self._used = []
         for mode, views in by_mode.items():
             monitor = self.monitor(mode, frozenset(views))
-            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model(), version=version)
+            self._used.append(monitor)
+            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model, version=version)
         return out
+
+    def derived_changes(self, derived: frozenset[str]) -> dict[str, tuple] | None:
+        """Per derived predicate, the rows it gained and lost in the last commit, when a monitor used
+        for it covered every one of ``derived`` (the database then need not maintain its model)."""
+        for monitor in self._used:
+            if monitor.last_changes is not None and monitor.derived == derived:
+                return {p: (set(monitor.last_changes.get(p, ((), ()))[0]), set(monitor.last_changes.get(p, ((), ()))[1])) for p in derived}
+        return None
 
     def publish(self, version: int, changes: dict[str, dict[str, Change]]) -> None:
         """Deliver one commit's message to each subscription whose answer it changes."""
