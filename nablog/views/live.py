@@ -258,11 +258,15 @@ class LivePlan:
 
     def run(self, env: dict) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
-        returns ``env`` with every predicate of the program added."""
+        returns a copy of ``env`` with every predicate of the program added (given rows of a
+        predicate with rules are kept, never changed in place)."""
         env = dict(env)
         for heads, planned in self.strata:
             for pred in heads:
-                env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation())) if pred in self.virtual else Relation()
+                if pred in self.virtual:
+                    env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
+                else:  # rows given for a predicate with rules (RoD's magic facts) are kept
+                    env[pred] = Relation(env[pred].rows if pred in env else ())
             delta: dict[str, list] = {p: [] for p in heads}
             for bodies in planned:
                 # The first pass starts each rule from its smallest positive literal.

@@ -101,16 +101,24 @@ class Monitor:
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
         # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
         self._base: tuple[int, dict[str, EncodedRelation]] | None = None
-        # Materialized: the relations the maintenance rules read, kept in place between numbered
-        # commits, and the rules planned once (None: a rule the live plans do not cover).
+        # The relations the rules read (materialized: old state, base and derived; rod: the base
+        # relations only), kept in place between numbered commits, and the rules planned once
+        # (None: a rule the live plans do not cover, evaluated by the engine instead).
+        self._inputs = [_old_relations(compiled) for _, compiled in self.layers]
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
-        if mode == "materialized":
+        self._query_plan: LivePlan | None = None
+        if mode in ("materialized", "rod"):
             try:
                 self._plans = [LivePlan(compiled) for _, compiled in self.layers]
+                self._query_plan = LivePlan(self.queries) if self.queries.rules else None
             except Unsupported:
                 self._plans = None
-        self._inputs = [_old_relations(compiled) for _, compiled in self.layers]
+        kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
+        if mode == "rod":
+            kept = (kept | _old_relations(self.queries)) - self.derived - {p for p in kept if p.startswith("m_")}
+        self._kept = kept
+        self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
         self.last_changes: dict[str, tuple] | None = None
 
     def maintenance_program(self) -> Program:
@@ -141,13 +149,18 @@ class Monitor:
         reads, updated in place with each commit's differentials.
         """
         ins, dele = true_changes(facts, insert or {}, delete or {})
-        if self.mode == "rod":
+        if self._plans is not None and self.mode == "rod":
+            changes = self._rod_live(self._live_state(version, lambda: facts), ins, dele)
+            self._advance_live(version, ins, dele, {})
+        elif self.mode == "rod":
             changes = self._rod(self._encoded_base(facts, version), ins, dele)
             self._advance(version, ins, dele)
         elif self._plans is not None:
-            changes = self._materialized_live(self._live_state(version, model, facts), ins, dele)
+            changes = self._materialized_live(self._live_state(version, model or (lambda: self.engine.evaluate(self.rules, facts))), ins, dele)
             self._advance_live(version, ins, dele, changes)
         else:
+            if self.mode == "dred" and version is not None and self._dred is not None and self._dred[0] == version:
+                model = self._dred[1]  # kept from the last commit
             if callable(model):
                 model = model()
             if model is None:
@@ -155,15 +168,16 @@ class Monitor:
             if self.mode == "materialized":
                 changes = self._materialized(model, ins, dele)
             elif self.mode == "dred":
-                _, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
-                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.views if p in self.derived}
+                new, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
+                self._dred = None if version is None else (version + 1, new)
+                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.derived}
             else:
                 new_facts = {p: (set(rows) - dele.get(p, set())) | ins.get(p, set()) for p, rows in facts.items()}
                 new_facts.update({p: rows for p, rows in ins.items() if p not in facts})
                 new = self.engine.evaluate(self.rules, new_facts)
                 changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.derived}
-        # Every derived relation's change, for a caller that keeps the whole model (dred: the views only).
-        self.last_changes = None if self.mode == "dred" else changes
+        # Every derived relation's change, for a caller that keeps the whole model.
+        self.last_changes = changes
         for view in self.views:
             if view not in self.derived:  # a base relation: its change is the true base change
                 changes[view] = (ins.get(view, ()), dele.get(view, ()))
@@ -180,17 +194,14 @@ class Monitor:
             self._net(layer, result, deltas, out)
         return out
 
-    def _live_state(self, version: int | None, model, facts) -> dict[str, Relation]:
-        """The relations the maintenance rules read: kept from the last commit when ``version``
-        follows it, else copied from the model."""
+    def _live_state(self, version: int | None, source) -> dict[str, Relation]:
+        """The relations the rules read: kept from the last commit when ``version`` follows it,
+        else copied from ``source`` (the model or the base facts; a function, called only then)."""
         if version is not None and self._live is not None and self._live[0] == version:
             return self._live[1]
-        if callable(model):
-            model = model()
-        if model is None:
-            model = self.engine.evaluate(self.rules, facts)
-        needed = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
-        state = {p: Relation(model.get(p, ())) for p in needed}
+        if callable(source):
+            source = source()
+        state = {p: Relation(source.get(p, ())) for p in self._kept}
         self._live = None if version is None else (version, state)
         return state
 
@@ -222,6 +233,37 @@ class Monitor:
             for row in plus:
                 rel.add(row)
         self._live = (version + 1, state)
+
+    def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
+        """Algorithm 3 over the kept base relations: the maintenance rules, then the query rules
+        for the questions they asked, until no new question is asked."""
+        deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
+        asked: dict[str, Relation] = {}
+        old: dict = {}
+        out: dict[str, tuple] = {}
+        for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
+            if not any(len(deltas.get(p, ())) for p in inputs):
+                continue
+            magic = [p for p in compiled.derived if p.startswith("m_")]
+            while True:
+                result = plan.run({**base, **{p: old[p] for p in self.derived if p in old}, **deltas})
+                fresh = False
+                for m in magic:
+                    known = asked.setdefault(m, Relation())
+                    for row in result.get(m, ()):
+                        fresh = known.add(row) or fresh
+                if not fresh or self._query_plan is None:
+                    break
+                old = self._rederive_live(base, asked)
+            for pred in layer.derived:
+                plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
+                deltas[INS + pred], deltas[DEL + pred] = plus, minus
+                out[pred] = (plus.rows, minus.rows)
+        return out
+
+    def _rederive_live(self, base: dict[str, Relation], asked: dict[str, Relation]) -> dict:
+        """The old tuples the magic facts ask for: Q over the base relations."""
+        return self._query_plan.run({**base, **asked})
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that
