@@ -141,6 +141,8 @@ class GroundModel:
                 graph.add_node(a)
         for _, pos, neg in problem.denials:
             graph.add_nodes_from(a for a in (*pos, *neg) if a not in self.candidate)
+        for _, values in at_most_one(problem):
+            graph.add_nodes_from(a for _, atoms in values for a in atoms if a not in self.candidate)
         condensation = nx.condensation(graph)
         members = condensation.graph["mapping"]
         groups: dict[int, list[GroundAtom]] = {}
@@ -156,6 +158,27 @@ class GroundModel:
                 self.feeds.setdefault(b, set()).add(head)
         self.current = set(current)
         self.now = self._evaluate({a: sign == "-" for a, sign in self.candidate.items()}, range(len(self.order)))
+        # The checks (request and required atoms, denial instances) each atom takes part in, and
+        # those failing now: a change set re-checks only what it reaches; with thousands of
+        # denial instances a full scan per state was 75% of an insertion's time (1,000 staff).
+        self.checks: list[tuple] = (
+            [("true", name, a) for name, a in problem.require_true]
+            + [("false", name, a) for name, a in problem.require_false]
+            + [("denial", name, pos, neg) for name, pos, neg in problem.denials]
+            + [("one", name, values) for name, values in at_most_one(problem)]
+        )
+        # watch[a][v]: the checks a can start failing by a becoming v (True or False).
+        self.watch: dict[GroundAtom, tuple[list[int], list[int]]] = {}
+        for k, check in enumerate(self.checks):
+            if check[0] == "denial":
+                becoming = [(b, True) for b in check[2]] + [(c, False) for c in check[3]]
+            elif check[0] == "one":
+                becoming = [(a, True) for _, atoms in check[2] for a in atoms]
+            else:
+                becoming = [(check[2], check[0] == "false")]
+            for a, v in becoming:
+                self.watch.setdefault(a, ([], []))[v].append(k)
+        self.failing_now = [k for k, check in enumerate(self.checks) if self._fails(check, self.now)]
 
     def _evaluate(self, value: dict[GroundAtom, bool], components) -> dict[GroundAtom, bool]:
         """Recompute the given components (indices into ``order``, ascending) in place."""
@@ -206,22 +229,106 @@ class GroundModel:
         a = component[0]
         return any(a in self.problem.rules[i][1] or a in self.problem.rules[i][2] for i in self.instances.get(a, ()))
 
+    @staticmethod
+    def _fails(check: tuple, value) -> bool:
+        kind, get = check[0], value.get
+        if kind == "denial":  # the common case, in loops: thousands per change set
+            for b in check[2]:
+                if not get(b, False):
+                    return False
+            for c in check[3]:
+                if get(c, False):
+                    return False
+            return True
+        if kind == "one":
+            return len(GroundModel.holding(check, value)) > 1
+        return not get(check[2], False) if kind == "true" else get(check[2], False)
+
+    @staticmethod
+    def holding(check: tuple, value) -> list[tuple[GroundAtom, ...]]:
+        """The dependent values of an at-most-one group that hold, each as its true atoms (none
+        for a value that holds whatever changes)."""
+        out = []
+        for certain, atoms in check[2]:
+            true = tuple(a for a in atoms if value.get(a, False))
+            if certain or true:
+                out.append(true)
+        return out
+
+    def failing(self, value) -> list[tuple]:
+        """The checks failing in a state, in the problem's order: for the values after a change
+        set, those failing now that it does not reach and those it reaches that fail."""
+        if not isinstance(value, _Values):
+            return [c for c in self.checks if self._fails(c, value)]
+        if value.failing is None:
+            value.failing = self._failing(value)
+        return value.failing
+
+    def _failing(self, value: "_Values") -> list[tuple]:
+        # Those failing now are re-checked; another can only start failing when one of its
+        # atoms takes a new value in the direction that fails it.
+        ks = {k for k in self.failing_now if self._fails(self.checks[k], value)}
+        for a in (*value.changed, *(b for b in value.reached if b in self.watch and b not in value.changed)):
+            if a in self.watch:
+                new = value.get(a)
+                if new != self.now.get(a, False):
+                    ks.update(k for k in self.watch[a][new] if k not in ks and self._fails(self.checks[k], value))
+        return [self.checks[k] for k in sorted(ks)]
+
     def failures(self, value) -> list[str]:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
         out = []
-        for name, a in self.problem.require_true:
-            if not value.get(a, False):
-                out.append(f"{show(a)} does not hold" if name == "request" else f"required {show(a)} does not hold")
-        for name, a in self.problem.require_false:
-            if value.get(a, False):
-                out.append(f"{show(a)} holds again" if name == "request" else f"{show(a)} holds")
-        for name, pos, neg in self.problem.denials:
-            if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
+        for check in self.failing(value):
+            kind, name = check[0], check[1]
+            if kind == "true":
+                out.append(f"{show(check[2])} does not hold" if name == "request" else f"required {show(check[2])} does not hold")
+            elif kind == "false":
+                out.append(f"{show(check[2])} holds again" if name == "request" else f"{show(check[2])} holds")
+            else:
                 out.append(f"constraint {name} is violated")
         return out
 
     def realizes(self, changes: Iterable[Change]) -> bool:
         return not self.failures(self.values(changes))
+
+    def minimality(self, hs: frozenset[Change]) -> tuple[tuple | None, str]:
+        """The strong minimality test (Def. 15, 19) of a realizing change set: ``(certificate,
+        "")`` when every change ``s`` is needed — undoing it alone fails, the failure is its
+        certificate — and, up to six changes, no smaller subset realizes the request either
+        (with negation, undoing two changes can succeed where undoing each fails); else
+        ``(None, why)``. The same subsets as ``Verifier.minimal`` re-checks on the whole
+        database, so a certified realization needs no re-check (tests/solver: they agree)."""
+        certificate = []
+        ordered = sorted(hs, key=_change_key)
+        for s in ordered:
+            undone = self.failures(self.values(hs - {s}))
+            if not undone:
+                return None, f"fails the minimality test: {s[0]}{show(s[1])} is not needed"
+            certificate.append((s, undone[0] + " without it"))
+        if len(hs) <= 6:
+            for size in range(len(hs) - 1):
+                for subset in itertools.combinations(ordered, size):
+                    if self.realizes(subset):
+                        return None, f"is not minimal: {_show_set(subset)} realizes the request"
+        return tuple(certificate), ""
+
+    def shrink(self, hs: frozenset[Change]) -> tuple[frozenset[Change], tuple]:
+        """A minimal realization inside a realizing change set, with its certificate: changes not
+        needed are dropped one at a time, then (up to six changes) the smallest realizing subset
+        is taken, until the minimality test passes (Lemma 5: some minimal one is inside)."""
+        while True:
+            for s in sorted(hs, key=_change_key):
+                if self.realizes(hs - {s}):
+                    hs = hs - {s}
+            certificate, _ = self.minimality(hs)
+            if certificate is not None:
+                return hs, certificate
+            hs = next(
+                frozenset(subset)
+                for size in range(len(hs))
+                for subset in itertools.combinations(sorted(hs, key=_change_key), size)
+                if self.realizes(subset)
+            )
 
 
 class _Values:
@@ -232,6 +339,7 @@ class _Values:
         self.changed = changed
         self.reached = reached
         self.memo: dict[GroundAtom, bool] = {}
+        self.failing: list[tuple] | None = None  # GroundModel.failing, once asked
 
     def get(self, a: GroundAtom, default: bool = False) -> bool:
         if a in self.changed:
@@ -357,18 +465,10 @@ class UpdateTableau:
         if self.materialized:
             result = TableauRealization(hs, (), branch.literals)
         else:
-            certificate = []
-            for s in sorted(hs, key=_change_key):
-                undone = self.model.failures(self.model.values(hs - {s}))
-                if not undone:
-                    return f"HS = {_show_set(hs)} fails the minimality test: {s[0]}{show(s[1])} is not needed"
-                certificate.append((s, undone[0] + " without it"))
-            if len(hs) <= 6:
-                for size in range(len(hs) - 1):
-                    for subset in itertools.combinations(sorted(hs, key=_change_key), size):
-                        if self.model.realizes(subset):
-                            return f"HS = {_show_set(hs)} is not minimal: {_show_set(subset)} realizes the request"
-            result = TableauRealization(hs, tuple(certificate), branch.literals)
+            certificate, why_not = self.model.minimality(hs)
+            if certificate is None:
+                return f"HS = {_show_set(hs)} {why_not}"
+            result = TableauRealization(hs, certificate, branch.literals)
         if accepted is not None:
             accepted(result)
         return None
@@ -376,14 +476,17 @@ class UpdateTableau:
     def _violated_clause(self, value: dict, on_branch: set) -> Clause | None:
         """A clause of the set not yet in the tableau that this state violates."""
         p = self.problem
-        for name, a in p.require_true:
-            if name != "request" and not value.get(a, False):
-                clause = Clause((Goal("+", a),), (), f"required {show(a)}")
+        for check in self.model.failing(value):
+            kind, name = check[0], check[1]
+            if kind == "true" and name != "request":
+                clause = Clause((Goal("+", check[2]),), (), f"required {show(check[2])}")
                 if clause not in self.held_back:
                     self.held_back.add(clause)
                     return clause
-        for name, pos, neg in p.denials:
-            if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
+            elif kind in ("denial", "one"):
+                # An at-most-one group stands for its pairwise denial instances: the one of the
+                # first two values holding here is added.
+                pos, neg = (check[2], check[3]) if kind == "denial" else (sum(self.model.holding(check, value)[:2], ()), ())
                 # The literals this branch asked to change are its body: the clause then applies
                 # only to branches making the same changes (a clause applicable everywhere would
                 # split every later branch); the unconditional clause is the fallback when the
@@ -415,6 +518,21 @@ class UpdateTableau:
                 continue
             seen.add(result.changes)
             yield result
+
+    def minimal_realizations(self, stop: Callable[[], bool] | None = None) -> Iterator[TableauRealization]:
+        """The subset-minimal realizations, streamed: the branches' own for the minimality-test
+        variant; for the materialized one each branch's hitting set shrunk to a minimal one
+        inside it (each once). By Lemma 5 every minimal realization is some branch's hitting
+        set, so both give every minimal realization and nothing else."""
+        if not self.materialized:
+            yield from self.realizations(stop)
+            return
+        seen: set[frozenset[Change]] = set()
+        for result in self.realizations(stop):
+            changes, certificate = self.model.shrink(result.changes)
+            if changes not in seen:
+                seen.add(changes)
+                yield TableauRealization(changes, certificate, result.branch)
 
     def tree(self, limit: int | None = None) -> str:
         """The update tableau as an indented tree, each finished branch with HS(b) and its verdict."""
@@ -479,6 +597,11 @@ def _change_key(change: Change):
 
 def _show_set(changes: Iterable[Change]) -> str:
     return "{" + ", ".join(f"{s}{show(a)}" for s, a in sorted(changes, key=_change_key)) + "}"
+
+
+def at_most_one(problem) -> list:
+    """A ground problem's functional-dependency groups (``GroundProblem.at_most_one``)."""
+    return getattr(problem, "at_most_one", [])
 
 
 def minimal_family(sets: Iterable[frozenset]) -> list[frozenset]:
