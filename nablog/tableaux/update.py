@@ -153,9 +153,13 @@ class GroundModel:
         self.component = {atom: position[c] for atom, c in members.items()}
         # Whom each atom's value feeds: candidates included, so a change finds what it touches.
         self.feeds: dict[GroundAtom, set[GroundAtom]] = {}
-        for head, pos, neg in problem.rules:
+        self.uses: dict[GroundAtom, list[int]] = {}  # the instances reading an atom
+        for i, (head, pos, neg) in enumerate(problem.rules):
             for b in (*pos, *neg):
                 self.feeds.setdefault(b, set()).add(head)
+                self.uses.setdefault(b, []).append(i)
+        self.recursive = [self._is_recursive(k) for k in range(len(self.order))]
+        self._reach: dict[GroundAtom, frozenset[GroundAtom]] = {}
         self.current = set(current)
         self.now = self._evaluate({a: sign == "-" for a, sign in self.candidate.items()}, range(len(self.order)))
         # The checks (request and required atoms, denial instances) each atom takes part in, and
@@ -208,21 +212,28 @@ class GroundModel:
         """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint),
         computed on demand: an atom no change reaches keeps its current value, and a derived
         atom outside recursion is true as soon as one of its instances is."""
-        changed: dict[GroundAtom, bool] = {}
-        todo = []
-        for sign, a in changes:
-            changed[a] = sign == "+"
-            todo.append(a)
-        reached: set[GroundAtom] = set(todo)
-        while todo:
-            a = todo.pop()
-            for head in self.feeds.get(a, ()):
-                if head not in reached:
-                    reached.add(head)
-                    todo.append(head)
+        changed = {a: sign == "+" for sign, a in changes}
+        reached: set[GroundAtom] = set(changed)
+        for a in changed:
+            reached |= self.reach(a)
         return _Values(self, changed, reached)
 
-    def _recursive(self, k: int) -> bool:
+    def reach(self, a: GroundAtom) -> frozenset[GroundAtom]:
+        """The atoms whose value may depend on ``a``'s, once per atom (a change set's reach is
+        the union of its changes'; walking the graph for each state was a third of a deletion's
+        minimality tests)."""
+        found = self._reach.get(a)
+        if found is None:
+            seen, todo = {a}, [a]
+            while todo:
+                for head in self.feeds.get(todo.pop(), ()):
+                    if head not in seen:
+                        seen.add(head)
+                        todo.append(head)
+            found = self._reach[a] = frozenset(seen)
+        return found
+
+    def _is_recursive(self, k: int) -> bool:
         component = self.order[k]
         if len(component) > 1:
             return True
@@ -268,28 +279,18 @@ class GroundModel:
         # Those failing now are re-checked; another can only start failing when one of its
         # atoms takes a new value in the direction that fails it.
         ks = {k for k in self.failing_now if self._fails(self.checks[k], value)}
-        for a in (*value.changed, *(b for b in value.reached if b in self.watch and b not in value.changed)):
-            if a in self.watch:
-                new = value.get(a)
-                if new != self.now.get(a, False):
-                    ks.update(k for k in self.watch[a][new] if k not in ks and self._fails(self.checks[k], value))
+        for a in value.reached & self.watch.keys():  # the changes and what they reach
+            new = value.get(a)
+            if new != self.now.get(a, False):
+                ks.update(k for k in self.watch[a][new] if k not in ks and self._fails(self.checks[k], value))
         return [self.checks[k] for k in sorted(ks)]
 
     def failures(self, value) -> list[str]:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
-        out = []
-        for check in self.failing(value):
-            kind, name = check[0], check[1]
-            if kind == "true":
-                out.append(f"{show(check[2])} does not hold" if name == "request" else f"required {show(check[2])} does not hold")
-            elif kind == "false":
-                out.append(f"{show(check[2])} holds again" if name == "request" else f"{show(check[2])} holds")
-            else:
-                out.append(f"constraint {name} is violated")
-        return out
+        return [describe(check) for check in self.failing(value)]
 
     def realizes(self, changes: Iterable[Change]) -> bool:
-        return not self.failures(self.values(changes))
+        return not self.failing(self.values(changes))
 
     def minimality(self, hs: frozenset[Change]) -> tuple[tuple | None, str]:
         """The strong minimality test (Def. 15, 19) of a realizing change set: ``(certificate,
@@ -299,36 +300,43 @@ class GroundModel:
         ``(None, why)``. The same subsets as ``Verifier.minimal`` re-checks on the whole
         database, so a certified realization needs no re-check (tests/solver: they agree)."""
         certificate = []
-        ordered = sorted(hs, key=_change_key)
-        for s in ordered:
-            undone = self.failures(self.values(hs - {s}))
+        for s in sorted(hs, key=_change_key):
+            undone = self.failing(self.values(hs - {s}))
             if not undone:
                 return None, f"fails the minimality test: {s[0]}{show(s[1])} is not needed"
-            certificate.append((s, undone[0] + " without it"))
+            certificate.append((s, describe(undone[0]) + " without it"))
+        smaller = self._smaller(hs)
+        if smaller is not None:
+            return None, f"is not minimal: {_show_set(smaller)} realizes the request"
+        return tuple(certificate), ""
+
+    def _smaller(self, hs: frozenset[Change]) -> frozenset[Change] | None:
+        """Up to six changes, a realizing subset with two or more changes fewer (the smallest)."""
         if len(hs) <= 6:
             for size in range(len(hs) - 1):
-                for subset in itertools.combinations(ordered, size):
+                for subset in itertools.combinations(sorted(hs, key=_change_key), size):
                     if self.realizes(subset):
-                        return None, f"is not minimal: {_show_set(subset)} realizes the request"
-        return tuple(certificate), ""
+                        return frozenset(subset)
+        return None
 
     def shrink(self, hs: frozenset[Change]) -> tuple[frozenset[Change], tuple]:
         """A minimal realization inside a realizing change set, with its certificate: changes not
-        needed are dropped one at a time, then (up to six changes) the smallest realizing subset
-        is taken, until the minimality test passes (Lemma 5: some minimal one is inside)."""
+        needed are dropped one at a time until a pass drops none (its failures are then the
+        certificate), and up to six changes the smallest realizing subset is taken."""
         while True:
+            certificate, dropped = [], False
             for s in sorted(hs, key=_change_key):
-                if self.realizes(hs - {s}):
-                    hs = hs - {s}
-            certificate, _ = self.minimality(hs)
-            if certificate is not None:
-                return hs, certificate
-            hs = next(
-                frozenset(subset)
-                for size in range(len(hs))
-                for subset in itertools.combinations(sorted(hs, key=_change_key), size)
-                if self.realizes(subset)
-            )
+                undone = self.failing(self.values(hs - {s}))
+                if undone:
+                    certificate.append((s, describe(undone[0]) + " without it"))
+                else:
+                    hs, dropped = hs - {s}, True
+            if dropped:
+                continue
+            smaller = self._smaller(hs)
+            if smaller is None:
+                return hs, tuple(certificate)
+            hs = smaller
 
 
 class _Values:
@@ -361,9 +369,14 @@ class _Values:
         model = self.model
         k = model.component[a]
         rules = model.problem.rules
-        if not model._recursive(k):
+        if not model.recursive[k]:
             result = False
-            for i in model.instances.get(a, ()):
+            instances = model.instances.get(a, ())
+            if not model.now.get(a, False) and len(instances) > len(self.reached):
+                # False now, so every instance is: only one reading a moved atom can hold now
+                # (an insertion through a join has an instance per join value to rule out).
+                instances = sorted({i for b in self.reached for i in model.uses.get(b, ()) if rules[i][0] == a})
+            for i in instances:
                 _, pos, neg = rules[i]
                 if all(self.get(b) for b in pos) and not any(self.get(c) for c in neg):
                     result = True
@@ -527,11 +540,15 @@ class UpdateTableau:
         if not self.materialized:
             yield from self.realizations(stop)
             return
-        seen: set[frozenset[Change]] = set()
+        found: list[frozenset[Change]] = []
         for result in self.realizations(stop):
+            # One containing a realization found already is not minimal, and (Lemma 5) every
+            # minimal one inside it is some branch's own hitting set: skipped without a test.
+            if any(f <= result.changes for f in found):
+                continue
             changes, certificate = self.model.shrink(result.changes)
-            if changes not in seen:
-                seen.add(changes)
+            if changes not in found:
+                found.append(changes)
                 yield TableauRealization(changes, certificate, result.branch)
 
     def tree(self, limit: int | None = None) -> str:
@@ -597,6 +614,16 @@ def _change_key(change: Change):
 
 def _show_set(changes: Iterable[Change]) -> str:
     return "{" + ", ".join(f"{s}{show(a)}" for s, a in sorted(changes, key=_change_key)) + "}"
+
+
+def describe(check: tuple) -> str:
+    """A failing check of GroundModel.checks in words."""
+    kind, name = check[0], check[1]
+    if kind == "true":
+        return f"{show(check[2])} does not hold" if name == "request" else f"required {show(check[2])} does not hold"
+    if kind == "false":
+        return f"{show(check[2])} holds again" if name == "request" else f"{show(check[2])} holds"
+    return f"constraint {name} is violated"
 
 
 def at_most_one(problem) -> list:
