@@ -128,9 +128,11 @@ def propose(
     verifier = Verifier(rules, model, request, consistent=not violations)
     found: dict[tuple, Realization] = {}
 
-    def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "") -> Realization:
+    def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "", certified: bool = False) -> Realization:
+        # certified: the method proved minimality over the same subsets (the tableaux' Def. 15/19
+        # certificate; tests/solver/test_tableaux_method.py checks it against the re-check).
         verified = verifier.realizes(insert, delete)
-        if verified is None or not verifier.minimal(insert, delete):
+        if verified is None or not (certified or verifier.minimal(insert, delete)):
             raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
         return Realization(
             sorted_atoms(map(_user_atom, insert)),
@@ -143,12 +145,12 @@ def propose(
             kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
         )
 
-    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "") -> bool:
+    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False) -> bool:
         insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
         delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
         insert, delete, fresh = canonical(insert, delete, fresh_names)
         if (insert, delete) not in found:
-            found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason)
+            found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason, certified)
         return limit is None or len(found) < limit
 
     if method == "transform":
@@ -164,7 +166,7 @@ def propose(
         bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
         protect=protected,
         universe=universe,
-        group_fds=method == "asp",  # the tableaux methods read pairwise denial instances
+        group_fds=True,  # one at-most-one group per key, not a denial instance per pair
     )
     if progress:
         progress("finding the relevant candidate changes")
@@ -184,7 +186,7 @@ def propose(
             enumerate_realizations(
                 problem,
                 index,
-                lambda changes, why: accept_changes(changes, problem.fresh, method, why),
+                lambda changes, why: accept_changes(changes, problem.fresh, method, why, certified=True),
                 remaining,
                 materialized=method == "tableaux-materialized",
             )

@@ -141,6 +141,8 @@ class GroundModel:
                 graph.add_node(a)
         for _, pos, neg in problem.denials:
             graph.add_nodes_from(a for a in (*pos, *neg) if a not in self.candidate)
+        for _, values in at_most_one(problem):
+            graph.add_nodes_from(a for _, atoms in values for a in atoms if a not in self.candidate)
         condensation = nx.condensation(graph)
         members = condensation.graph["mapping"]
         groups: dict[int, list[GroundAtom]] = {}
@@ -151,11 +153,36 @@ class GroundModel:
         self.component = {atom: position[c] for atom, c in members.items()}
         # Whom each atom's value feeds: candidates included, so a change finds what it touches.
         self.feeds: dict[GroundAtom, set[GroundAtom]] = {}
-        for head, pos, neg in problem.rules:
+        self.uses: dict[GroundAtom, list[int]] = {}  # the instances reading an atom
+        for i, (head, pos, neg) in enumerate(problem.rules):
             for b in (*pos, *neg):
                 self.feeds.setdefault(b, set()).add(head)
+                self.uses.setdefault(b, []).append(i)
+        self.recursive = [self._is_recursive(k) for k in range(len(self.order))]
+        self._reach: dict[GroundAtom, frozenset[GroundAtom]] = {}
         self.current = set(current)
         self.now = self._evaluate({a: sign == "-" for a, sign in self.candidate.items()}, range(len(self.order)))
+        # The checks (request and required atoms, denial instances) each atom takes part in, and
+        # those failing now: a change set re-checks only what it reaches; with thousands of
+        # denial instances a full scan per state was 75% of an insertion's time (1,000 staff).
+        self.checks: list[tuple] = (
+            [("true", name, a) for name, a in problem.require_true]
+            + [("false", name, a) for name, a in problem.require_false]
+            + [("denial", name, pos, neg) for name, pos, neg in problem.denials]
+            + [("one", name, values) for name, values in at_most_one(problem)]
+        )
+        # watch[a][v]: the checks a can start failing by a becoming v (True or False).
+        self.watch: dict[GroundAtom, tuple[list[int], list[int]]] = {}
+        for k, check in enumerate(self.checks):
+            if check[0] == "denial":
+                becoming = [(b, True) for b in check[2]] + [(c, False) for c in check[3]]
+            elif check[0] == "one":
+                becoming = [(a, True) for _, atoms in check[2] for a in atoms]
+            else:
+                becoming = [(check[2], check[0] == "false")]
+            for a, v in becoming:
+                self.watch.setdefault(a, ([], []))[v].append(k)
+        self.failing_now = [k for k, check in enumerate(self.checks) if self._fails(check, self.now)]
 
     def _evaluate(self, value: dict[GroundAtom, bool], components) -> dict[GroundAtom, bool]:
         """Recompute the given components (indices into ``order``, ascending) in place."""
@@ -185,43 +212,131 @@ class GroundModel:
         """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint),
         computed on demand: an atom no change reaches keeps its current value, and a derived
         atom outside recursion is true as soon as one of its instances is."""
-        changed: dict[GroundAtom, bool] = {}
-        todo = []
-        for sign, a in changes:
-            changed[a] = sign == "+"
-            todo.append(a)
-        reached: set[GroundAtom] = set(todo)
-        while todo:
-            a = todo.pop()
-            for head in self.feeds.get(a, ()):
-                if head not in reached:
-                    reached.add(head)
-                    todo.append(head)
+        changed = {a: sign == "+" for sign, a in changes}
+        reached: set[GroundAtom] = set(changed)
+        for a in changed:
+            reached |= self.reach(a)
         return _Values(self, changed, reached)
 
-    def _recursive(self, k: int) -> bool:
+    def reach(self, a: GroundAtom) -> frozenset[GroundAtom]:
+        """The atoms whose value may depend on ``a``'s, once per atom (a change set's reach is
+        the union of its changes'; walking the graph for each state was a third of a deletion's
+        minimality tests)."""
+        found = self._reach.get(a)
+        if found is None:
+            seen, todo = {a}, [a]
+            while todo:
+                for head in self.feeds.get(todo.pop(), ()):
+                    if head not in seen:
+                        seen.add(head)
+                        todo.append(head)
+            found = self._reach[a] = frozenset(seen)
+        return found
+
+    def _is_recursive(self, k: int) -> bool:
         component = self.order[k]
         if len(component) > 1:
             return True
         a = component[0]
         return any(a in self.problem.rules[i][1] or a in self.problem.rules[i][2] for i in self.instances.get(a, ()))
 
-    def failures(self, value) -> list[str]:
-        """What fails in a state: request atoms, required atoms, violated constraint instances."""
+    @staticmethod
+    def _fails(check: tuple, value) -> bool:
+        kind, get = check[0], value.get
+        if kind == "denial":  # the common case, in loops: thousands per change set
+            for b in check[2]:
+                if not get(b, False):
+                    return False
+            for c in check[3]:
+                if get(c, False):
+                    return False
+            return True
+        if kind == "one":
+            return len(GroundModel.holding(check, value)) > 1
+        return not get(check[2], False) if kind == "true" else get(check[2], False)
+
+    @staticmethod
+    def holding(check: tuple, value) -> list[tuple[GroundAtom, ...]]:
+        """The dependent values of an at-most-one group that hold, each as its true atoms (none
+        for a value that holds whatever changes)."""
         out = []
-        for name, a in self.problem.require_true:
-            if not value.get(a, False):
-                out.append(f"{show(a)} does not hold" if name == "request" else f"required {show(a)} does not hold")
-        for name, a in self.problem.require_false:
-            if value.get(a, False):
-                out.append(f"{show(a)} holds again" if name == "request" else f"{show(a)} holds")
-        for name, pos, neg in self.problem.denials:
-            if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
-                out.append(f"constraint {name} is violated")
+        for certain, atoms in check[2]:
+            true = tuple(a for a in atoms if value.get(a, False))
+            if certain or true:
+                out.append(true)
         return out
 
+    def failing(self, value) -> list[tuple]:
+        """The checks failing in a state, in the problem's order: for the values after a change
+        set, those failing now that it does not reach and those it reaches that fail."""
+        if not isinstance(value, _Values):
+            return [c for c in self.checks if self._fails(c, value)]
+        if value.failing is None:
+            value.failing = self._failing(value)
+        return value.failing
+
+    def _failing(self, value: "_Values") -> list[tuple]:
+        # Those failing now are re-checked; another can only start failing when one of its
+        # atoms takes a new value in the direction that fails it.
+        ks = {k for k in self.failing_now if self._fails(self.checks[k], value)}
+        for a in value.reached & self.watch.keys():  # the changes and what they reach
+            new = value.get(a)
+            if new != self.now.get(a, False):
+                ks.update(k for k in self.watch[a][new] if k not in ks and self._fails(self.checks[k], value))
+        return [self.checks[k] for k in sorted(ks)]
+
+    def failures(self, value) -> list[str]:
+        """What fails in a state: request atoms, required atoms, violated constraint instances."""
+        return [describe(check) for check in self.failing(value)]
+
     def realizes(self, changes: Iterable[Change]) -> bool:
-        return not self.failures(self.values(changes))
+        return not self.failing(self.values(changes))
+
+    def minimality(self, hs: frozenset[Change]) -> tuple[tuple | None, str]:
+        """The strong minimality test (Def. 15, 19) of a realizing change set: ``(certificate,
+        "")`` when every change ``s`` is needed — undoing it alone fails, the failure is its
+        certificate — and, up to six changes, no smaller subset realizes the request either
+        (with negation, undoing two changes can succeed where undoing each fails); else
+        ``(None, why)``. The same subsets as ``Verifier.minimal`` re-checks on the whole
+        database, so a certified realization needs no re-check (tests/solver: they agree)."""
+        certificate = []
+        for s in sorted(hs, key=_change_key):
+            undone = self.failing(self.values(hs - {s}))
+            if not undone:
+                return None, f"fails the minimality test: {s[0]}{show(s[1])} is not needed"
+            certificate.append((s, describe(undone[0]) + " without it"))
+        smaller = self._smaller(hs)
+        if smaller is not None:
+            return None, f"is not minimal: {_show_set(smaller)} realizes the request"
+        return tuple(certificate), ""
+
+    def _smaller(self, hs: frozenset[Change]) -> frozenset[Change] | None:
+        """Up to six changes, a realizing subset with two or more changes fewer (the smallest)."""
+        if len(hs) <= 6:
+            for size in range(len(hs) - 1):
+                for subset in itertools.combinations(sorted(hs, key=_change_key), size):
+                    if self.realizes(subset):
+                        return frozenset(subset)
+        return None
+
+    def shrink(self, hs: frozenset[Change]) -> tuple[frozenset[Change], tuple]:
+        """A minimal realization inside a realizing change set, with its certificate: changes not
+        needed are dropped one at a time until a pass drops none (its failures are then the
+        certificate), and up to six changes the smallest realizing subset is taken."""
+        while True:
+            certificate, dropped = [], False
+            for s in sorted(hs, key=_change_key):
+                undone = self.failing(self.values(hs - {s}))
+                if undone:
+                    certificate.append((s, describe(undone[0]) + " without it"))
+                else:
+                    hs, dropped = hs - {s}, True
+            if dropped:
+                continue
+            smaller = self._smaller(hs)
+            if smaller is None:
+                return hs, tuple(certificate)
+            hs = smaller
 
 
 class _Values:
@@ -232,6 +347,7 @@ class _Values:
         self.changed = changed
         self.reached = reached
         self.memo: dict[GroundAtom, bool] = {}
+        self.failing: list[tuple] | None = None  # GroundModel.failing, once asked
 
     def get(self, a: GroundAtom, default: bool = False) -> bool:
         if a in self.changed:
@@ -253,9 +369,14 @@ class _Values:
         model = self.model
         k = model.component[a]
         rules = model.problem.rules
-        if not model._recursive(k):
+        if not model.recursive[k]:
             result = False
-            for i in model.instances.get(a, ()):
+            instances = model.instances.get(a, ())
+            if not model.now.get(a, False) and len(instances) > len(self.reached):
+                # False now, so every instance is: only one reading a moved atom can hold now
+                # (an insertion through a join has an instance per join value to rule out).
+                instances = sorted({i for b in self.reached for i in model.uses.get(b, ()) if rules[i][0] == a})
+            for i in instances:
                 _, pos, neg = rules[i]
                 if all(self.get(b) for b in pos) and not any(self.get(c) for c in neg):
                     result = True
@@ -357,18 +478,10 @@ class UpdateTableau:
         if self.materialized:
             result = TableauRealization(hs, (), branch.literals)
         else:
-            certificate = []
-            for s in sorted(hs, key=_change_key):
-                undone = self.model.failures(self.model.values(hs - {s}))
-                if not undone:
-                    return f"HS = {_show_set(hs)} fails the minimality test: {s[0]}{show(s[1])} is not needed"
-                certificate.append((s, undone[0] + " without it"))
-            if len(hs) <= 6:
-                for size in range(len(hs) - 1):
-                    for subset in itertools.combinations(sorted(hs, key=_change_key), size):
-                        if self.model.realizes(subset):
-                            return f"HS = {_show_set(hs)} is not minimal: {_show_set(subset)} realizes the request"
-            result = TableauRealization(hs, tuple(certificate), branch.literals)
+            certificate, why_not = self.model.minimality(hs)
+            if certificate is None:
+                return f"HS = {_show_set(hs)} {why_not}"
+            result = TableauRealization(hs, certificate, branch.literals)
         if accepted is not None:
             accepted(result)
         return None
@@ -376,14 +489,17 @@ class UpdateTableau:
     def _violated_clause(self, value: dict, on_branch: set) -> Clause | None:
         """A clause of the set not yet in the tableau that this state violates."""
         p = self.problem
-        for name, a in p.require_true:
-            if name != "request" and not value.get(a, False):
-                clause = Clause((Goal("+", a),), (), f"required {show(a)}")
+        for check in self.model.failing(value):
+            kind, name = check[0], check[1]
+            if kind == "true" and name != "request":
+                clause = Clause((Goal("+", check[2]),), (), f"required {show(check[2])}")
                 if clause not in self.held_back:
                     self.held_back.add(clause)
                     return clause
-        for name, pos, neg in p.denials:
-            if all(value.get(b, False) for b in pos) and not any(value.get(c, False) for c in neg):
+            elif kind in ("denial", "one"):
+                # An at-most-one group stands for its pairwise denial instances: the one of the
+                # first two values holding here is added.
+                pos, neg = (check[2], check[3]) if kind == "denial" else (sum(self.model.holding(check, value)[:2], ()), ())
                 # The literals this branch asked to change are its body: the clause then applies
                 # only to branches making the same changes (a clause applicable everywhere would
                 # split every later branch); the unconditional clause is the fallback when the
@@ -415,6 +531,25 @@ class UpdateTableau:
                 continue
             seen.add(result.changes)
             yield result
+
+    def minimal_realizations(self, stop: Callable[[], bool] | None = None) -> Iterator[TableauRealization]:
+        """The subset-minimal realizations, streamed: the branches' own for the minimality-test
+        variant; for the materialized one each branch's hitting set shrunk to a minimal one
+        inside it (each once). By Lemma 5 every minimal realization is some branch's hitting
+        set, so both give every minimal realization and nothing else."""
+        if not self.materialized:
+            yield from self.realizations(stop)
+            return
+        found: list[frozenset[Change]] = []
+        for result in self.realizations(stop):
+            # One containing a realization found already is not minimal, and (Lemma 5) every
+            # minimal one inside it is some branch's own hitting set: skipped without a test.
+            if any(f <= result.changes for f in found):
+                continue
+            changes, certificate = self.model.shrink(result.changes)
+            if changes not in found:
+                found.append(changes)
+                yield TableauRealization(changes, certificate, result.branch)
 
     def tree(self, limit: int | None = None) -> str:
         """The update tableau as an indented tree, each finished branch with HS(b) and its verdict."""
@@ -479,6 +614,21 @@ def _change_key(change: Change):
 
 def _show_set(changes: Iterable[Change]) -> str:
     return "{" + ", ".join(f"{s}{show(a)}" for s, a in sorted(changes, key=_change_key)) + "}"
+
+
+def describe(check: tuple) -> str:
+    """A failing check of GroundModel.checks in words."""
+    kind, name = check[0], check[1]
+    if kind == "true":
+        return f"{show(check[2])} does not hold" if name == "request" else f"required {show(check[2])} does not hold"
+    if kind == "false":
+        return f"{show(check[2])} holds again" if name == "request" else f"{show(check[2])} holds"
+    return f"constraint {name} is violated"
+
+
+def at_most_one(problem) -> list:
+    """A ground problem's functional-dependency groups (``GroundProblem.at_most_one``)."""
+    return getattr(problem, "at_most_one", [])
 
 
 def minimal_family(sets: Iterable[frozenset]) -> list[frozenset]:

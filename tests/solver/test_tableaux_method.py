@@ -82,6 +82,25 @@ def test_both_tableaux_methods_equal_brute_force_and_asp(case):
         assert {tuple(r.changes.lines()) for r in proposal} == asp, method
 
 
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(databases())
+def test_the_tableau_certificate_of_minimality_agrees_with_the_verifiers_subset_recheck(case):
+    # propose skips Verifier.minimal for a realization the tableau certified (Def. 15, 19): the
+    # re-check on the whole database must say the same of every one, for both variants.
+    from nablog.solver.realization import Verifier
+    from nablog.solver.request import parse_request
+
+    program, facts, (sign, atom) = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    request = parse_request(f"{sign}{atom}.")
+    for method in ("tableaux", "tableaux-materialized"):
+        proposal = db.propose(request, method=method, candidates="herbrand", max_fresh=1)
+        verifier = Verifier(db.rules, db.python_model(), request, consistent=not db.violations())
+        for r in proposal:
+            assert "without it" in r.reason or not (r.insert or r.delete), (method, r.reason)
+            assert verifier.minimal(r.insert, r.delete), (method, r.changes.lines())
+
+
 def test_cli_propose_with_the_tableaux_methods_and_explain_tableau(capsys, tmp_path):
     import json
 
