@@ -201,10 +201,38 @@ def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
     cols: list[np.ndarray] = []
     rest = keys
     for _ in range(arity - 1):
-        rest, col = np.divmod(rest, base)
+        # A floor division by a scalar is vectorized (libdivide), divmod is not: 10x slower.
+        high = rest // base
+        col = high * base
+        np.subtract(rest, col, out=col)
         cols.append(col)
+        rest = high
     cols.append(rest)
     return cols[::-1]
+
+
+def column(keys: np.ndarray, size: int, arity: int, position: int) -> np.ndarray:
+    """One column of packed keys (what :func:`unpack` gives at ``position``, without the others)."""
+    base = key_base(size)
+    col = keys // base ** (arity - 1 - position) if position < arity - 1 else keys
+    if position == 0:
+        return col
+    high = col // base
+    high *= base
+    return np.subtract(col, high, out=high)
+
+
+def id_starts(ids: np.ndarray, size: int) -> np.ndarray:
+    """For sorted ids below ``size``, where each id's run starts: ``ids[starts[v]:starts[v + 1]]``
+    are the ids equal to v. Joining on one column then costs two gathers per probe instead of two
+    binary searches (which mispredict and miss the cache on unsorted probes: 30-100 times slower).
+
+    >>> id_starts(np.array([0, 0, 2]), 4).tolist()
+    [0, 2, 2, 3, 3]
+    """
+    starts = np.zeros(size + 1, INT)
+    np.cumsum(np.bincount(ids, minlength=size), out=starts[1:])
+    return starts
 
 
 def sorted_unique(keys: np.ndarray, owned: bool = False) -> np.ndarray:
@@ -242,7 +270,9 @@ def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return b
     if len(b) == 0:
         return a
-    return np.sort(np.concatenate([a, b]), kind="stable")
+    merged = np.concatenate([a, b])
+    merged.sort(kind="stable")  # in place: one copy of the keys fewer
+    return merged
 
 
 def row_view(rows: np.ndarray) -> np.ndarray:

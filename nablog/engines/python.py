@@ -42,7 +42,9 @@ from .encoding import (
     ConstantDictionary,
     EncodedRelation,
     PatchedRelation,
+    column,
     fits_in_key,
+    id_starts,
     int_rows,
     key_base,
     lex_range,
@@ -52,7 +54,6 @@ from .encoding import (
     row_view,
     sorted_unique,
     unique_rows,
-    unpack,
 )
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
@@ -216,14 +217,41 @@ class _Evaluator:
         if rel.packed and positions == tuple(range(len(positions))) and not constants and not repeats:
             # Rows are sorted on their packed columns, so on any prefix of them: no sort needed.
             order = np.arange(len(keys))
-            entry = (keys, order, cols)
         else:
             order = np.argsort(keys, kind="stable")
-            entry = (keys[order], order, cols)
+            keys = keys[order]
         # Deltas are used once; caching their indexes would only keep them alive.
-        if self.rels.get(atom.pred) is rel:
+        cached = self.rels.get(atom.pred) is rel
+        starts = id_starts(keys, self.size) if cached and len(positions) == 1 and self._dense(len(keys)) else None
+        entry = (keys, order, cols, starts)
+        if cached:
             rel.indexes[key] = entry
         return entry
+
+    def _dense(self, rows: int) -> bool:
+        """Whether an array of :func:`id_starts` (one per constant) is worth building for a relation
+        of ``rows`` tuples that is read every round."""
+        return self.size <= STARTS_PER_ROW * rows + STARTS_MIN
+
+    def _starts(self, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
+        """:func:`id_starts` of the first column of a relation held as one sorted key array and read
+        every round (not a delta), for joins on that column alone; cached with the relation."""
+        if type(rel) is not EncodedRelation or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
+            return None
+        starts = rel.indexes.get("starts")
+        if starts is None:
+            if not self._dense(len(rel)):
+                return None
+            starts = rel.indexes["starts"] = id_starts(rel.keys // key_base(self.size) ** (rel.arity - 1), self.size)
+        return starts
+
+    def _index_ranges(self, entry, probe_cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per probe row, the range of an index's sorted keys (:meth:`_index`) equal to it."""
+        sorted_keys, _, _, starts = entry
+        if starts is not None:
+            return starts[probe_cols[0]], starts[probe_cols[0] + 1]
+        probe = _keys(probe_cols, self.size)
+        return np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
 
     def join(
         self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None, keep: set[Var] | None = None
@@ -266,19 +294,20 @@ class _Evaluator:
                 fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
                 fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
             else:
+                if ranges is None and prefix == 1:
+                    starts = self._starts(atom, rel)
+                    if starts is not None:
+                        ranges = starts[probe_cols[0]], starts[probe_cols[0] + 1]
                 parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity, ranges) for keys in key_runs(rel)]  # type: ignore[union-attr]
                 fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
-            matched = unpack(keys, self.size, rel.arity)
             out = {v: c[fi] for v, c in carried.items()}
             for v in fresh:
-                out[v] = matched[positions[v]]
+                out[v] = column(keys, self.size, rel.arity, positions[v])
             return Frame(total, out)
-        sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
-        if ranges is None:
-            probe = _keys([frame.cols[v] for v in shared], self.size)
-            ranges = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
-        lo, hi = ranges
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        _, order, cols, _ = entry
+        lo, hi = ranges if ranges is not None else self._index_ranges(entry, [frame.cols[v] for v in shared])
         counts = hi - lo
         total = int(counts.sum())
         fi = np.repeat(np.arange(frame.n), counts)
@@ -310,11 +339,17 @@ class _Evaluator:
                     for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
                 )
                 return frame.keep(count == 0)
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                return frame.keep(starts[probe_cols[0]] == starts[probe_cols[0] + 1])
             count = sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)))  # type: ignore[union-attr]
             return frame.keep(count == 0)
-        sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
-        probe = _keys([frame.cols[v] for v in positions], self.size)
-        return frame.keep(~_member(sorted_keys, probe))
+        entry = self._index(atom, rel, tuple(positions.values()))
+        probe_cols = [frame.cols[v] for v in positions]
+        if entry[3] is not None:
+            lo, hi = self._index_ranges(entry, probe_cols)
+            return frame.keep(lo == hi)
+        return frame.keep(~_member(entry[0], _keys(probe_cols, self.size)))
 
     def _prefix(self, atom: Atom, rel: EncodedRelation, bound: list[int]) -> int | None:
         """The number of leading columns bound, when the bound columns are exactly a prefix of a
@@ -436,11 +471,14 @@ class _Evaluator:
             if runs is None:
                 return None, None
             probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
-            found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                found = [(starts[probe_cols[0]], starts[probe_cols[0] + 1])]
+            else:
+                found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
             return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
-        sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
-        probe = _keys([frame.cols[v] for v in shared], self.size)
-        lo, hi = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        lo, hi = self._index_ranges(entry, [frame.cols[v] for v in shared])
         return hi - lo, (lo, hi)
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
@@ -591,32 +629,45 @@ class _Evaluator:
         added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
         rounds = 0
         self.clock.take()
+        joined = _joined_whole(plan)
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
+            if rounds == HASH_ROUND:
+                # A deep fixpoint: deduplicate by a key set instead of searching the runs.
+                for p in plan.predicates:
+                    rel = self.relation(p)
+                    if len(rel) >= HASH_MIN and rel.packed and rel.arity:
+                        self.rels[p] = RunRelation.keyed(rel)
             instances = []
             for rule, positions in plan.recursive_rules:
                 for i in positions:
                     d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
-            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
+            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates, joined)
             if self.profile:
                 runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
                 self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
                 if track and len(d):
                     added.setdefault(p, []).append(d)
+        for p in plan.predicates:
+            rel = self.relation(p)
+            if isinstance(rel, RunRelation) and (rel.seen is not None or len(rel.runs) > 1 and p not in joined):
+                # Runs left unmerged while a key set deduplicated: merged once, the set let go.
+                self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)
 
-    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str]) -> dict[str, EncodedRelation]:
+    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str], joined: Set[str] = frozenset()) -> dict[str, EncodedRelation]:
         """Add tuples derived with ``known=members`` (so none is in its relation yet) to the
         relations; return them per predicate. A packed relation grows by sorted runs
-        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it."""
+        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it; runs of
+        a relation deduplicated by a key set are merged only if rules join it (``joined``)."""
         delta = {}
         start = time.perf_counter()
         for pred in members:
@@ -625,10 +676,16 @@ class _Evaluator:
             old, new = self.relation(pred), derived[pred]
             if len(new):
                 grows = old.packed and old.arity and key_runs(old) is not None
-                self.rels[pred] = RunRelation.grown(old, new.keys) if grows else union_disjoint(old, new)
+                self.rels[pred] = RunRelation.grown(old, new.keys, merge=pred in joined) if grows else union_disjoint(old, new)
             delta[pred] = new
         self.clock.add("merge", start)
         return delta
+
+
+def _joined_whole(plan: ComponentPlan) -> set[str]:
+    """Members some semi-naive rule instance reads whole (a rule with several recursive literals
+    joins the delta of one with the others): their runs must stay few."""
+    return {rule.body[i].atom.pred for rule, positions in plan.recursive_rules if len(positions) > 1 for i in positions}  # type: ignore[union-attr]
 
 
 def _plain(term) -> bool:
@@ -710,6 +767,8 @@ def _small(change: int, rel: EncodedRelation) -> bool:
 
 
 PATCH_MIN, PATCH_RATIO = 50_000, 64
+HASH_ROUND, HASH_MIN = 4, 4096  # a fixpoint from this round on deduplicates relations this large by a key set
+STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
 DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
 FEW_ROWS = 64  # a change of at most this many rows to a wide (unpacked) relation is searched, not sorted
 CHUNK_ROWS = 200_000  # rows of an intermediate join result evaluated at once (500,000 took 17% more memory on email-Eu-core, no less time)
