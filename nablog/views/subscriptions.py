@@ -75,6 +75,7 @@ class Subscription:
         self.callback = callback
         self.buffer = buffer
         self.version = -1  # the last version delivered
+        self.key = f"{mode} {query}"  # subscriptions with one key share each commit's message
         self.closed = False
         self._queue: deque[Message] = deque()
         self._ready = threading.Condition()
@@ -184,9 +185,9 @@ class Hub:
             live = [s for s in self.subscriptions if not s.closed]
             self.subscriptions = live
         # One message per distinct query, shared by its subscribers (a message is read, not changed).
-        messages: dict[tuple[str, Atom], Message | None] = {}
+        messages: dict[str, Message | None] = {}
         for s in live:
-            key = (s.mode, s.query)
+            key = s.key
             if key not in messages:
                 messages[key] = _message(s.query, changes.get(s.mode, {}).get(s.query.pred), version)
             message = messages[key]
