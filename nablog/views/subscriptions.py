@@ -75,6 +75,7 @@ class Subscription:
         self.callback = callback
         self.buffer = buffer
         self.version = -1  # the last version delivered
+        self.key = f"{mode} {query}"  # subscriptions with one key share each commit's message
         self.closed = False
         self._queue: deque[Message] = deque()
         self._ready = threading.Condition()
@@ -183,17 +184,27 @@ class Hub:
         with self._lock:
             live = [s for s in self.subscriptions if not s.closed]
             self.subscriptions = live
+        # One message per distinct query, shared by its subscribers (a message is read, not changed).
+        messages: dict[str, Message | None] = {}
         for s in live:
-            change = changes.get(s.mode, {}).get(s.query.pred)
-            if not change:
-                continue
-            plus = [r for r in change.plus if matches(s.query, r)]
-            minus = [r for r in change.minus if matches(s.query, r)]
-            if plus or minus:
+            key = s.key
+            if key not in messages:
+                messages[key] = _message(s.query, changes.get(s.mode, {}).get(s.query.pred), version)
+            message = messages[key]
+            if message is not None:
                 try:
-                    s.deliver({"version": version, "plus": rows_json(plus), "minus": rows_json(minus)})
+                    s.deliver(message)
                 except Exception:  # noqa: BLE001 - a subscriber's callback failing must not fail the commit
                     s.close()
+
+
+def _message(query: Atom, change: Change | None, version: int) -> Message | None:
+    """The message of one commit for one query, None when its answer did not change."""
+    if not change:
+        return None
+    plus = [r for r in change.plus if matches(query, r)]
+    minus = [r for r in change.minus if matches(query, r)]
+    return {"version": version, "plus": rows_json(plus), "minus": rows_json(minus)} if plus or minus else None
 
 
 __all__ = ["DEFAULT_BUFFER", "Hub", "Message", "Subscription", "SubscriptionClosed", "matches", "rows_json"]
