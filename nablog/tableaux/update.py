@@ -169,7 +169,7 @@ class GroundModel:
             [("true", name, a) for name, a in problem.require_true]
             + [("false", name, a) for name, a in problem.require_false]
             + [("denial", name, pos, neg) for name, pos, neg in problem.denials]
-            + [("one", name, values) for name, values in at_most_one(problem)]
+            + [self._group(name, values) for name, values in at_most_one(problem)]
         )
         # watch[a][v]: the checks a can start failing by a becoming v (True or False).
         self.watch: dict[GroundAtom, tuple[list[int], list[int]]] = {}
@@ -255,16 +255,26 @@ class GroundModel:
             return len(GroundModel.holding(check, value)) > 1
         return not get(check[2], False) if kind == "true" else get(check[2], False)
 
+    def _group(self, name: str, values: list) -> tuple:
+        """An at-most-one check: the group's values, which value each atom stands for, and the
+        atoms true now (a group can have a value per key of the whole relation)."""
+        of = {a: v for v, (_, atoms) in enumerate(values) for a in atoms}
+        return ("one", name, values, of, tuple(a for a in of if self.now.get(a, False)))
+
     @staticmethod
     def holding(check: tuple, value) -> list[tuple[GroundAtom, ...]]:
         """The dependent values of an at-most-one group that hold, each as its true atoms (none
-        for a value that holds whatever changes)."""
-        out = []
-        for certain, atoms in check[2]:
-            true = tuple(a for a in atoms if value.get(a, False))
-            if certain or true:
-                out.append(true)
-        return out
+        for a value that holds whatever changes), in the group's order."""
+        _, _, values, of, true_now = check
+        if isinstance(value, _Values):  # only atoms true now or moved can be true
+            maybe = set(true_now) | {a for a in value.reached if a in of}
+        else:
+            maybe = of.keys()
+        true: dict[int, list[GroundAtom]] = {v: [] for v, (certain, _) in enumerate(values) if certain}
+        for a in maybe:
+            if value.get(a, False):
+                true.setdefault(of[a], []).append(a)
+        return [tuple(sorted(true[v], key=values[v][1].index)) for v in sorted(true)]
 
     def failing(self, value) -> list[tuple]:
         """The checks failing in a state, in the problem's order: for the values after a change
