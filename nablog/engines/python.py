@@ -55,6 +55,7 @@ from .encoding import (
     sorted_unique,
     unique_rows,
 )
+from .frames import Frame
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
@@ -66,22 +67,6 @@ _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ">": np.greater,
     ">=": np.greater_equal,
 }
-
-
-class Frame:
-    """Bindings of a partly evaluated rule body: one id column per bound variable, ``n`` rows."""
-
-    __slots__ = ("n", "cols")
-
-    def __init__(self, n: int, cols: dict[Var, np.ndarray]):
-        self.n = n
-        self.cols = cols
-
-    def take(self, index: np.ndarray) -> "Frame":
-        return Frame(len(index), {v: c[index] for v, c in self.cols.items()})
-
-    def keep(self, mask: np.ndarray) -> "Frame":
-        return Frame(int(mask.sum()), {v: c[mask] for v, c in self.cols.items()})
 
 
 def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
@@ -767,7 +752,7 @@ def _small(change: int, rel: EncodedRelation) -> bool:
 
 
 PATCH_MIN, PATCH_RATIO = 50_000, 64
-HASH_ROUND, HASH_MIN = 4, 4096  # a fixpoint from this round on deduplicates relations this large by a key set
+HASH_ROUND, HASH_MIN = 4, 65_536  # from this round, relations this large are deduplicated by a key set (smaller ones are searched in cache)
 STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
 DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
 FEW_ROWS = 64  # a change of at most this many rows to a wide (unpacked) relation is searched, not sorted
