@@ -615,15 +615,17 @@ class _Evaluator:
         rounds = 0
         self.clock.take()
         joined = _joined_whole(plan)
+        grown = {p: len(d) for p, d in delta.items()}
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
             if rounds == HASH_ROUND:
-                # A deep fixpoint: deduplicate by a key set instead of searching the runs.
+                # A deep fixpoint: deduplicate by a key set instead of searching the runs, when
+                # this fixpoint derived most of the relation (not a small update of a large one).
                 for p in plan.predicates:
                     rel = self.relation(p)
-                    if len(rel) >= HASH_MIN and rel.packed and rel.arity:
+                    if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
                         self.rels[p] = RunRelation.keyed(rel)
             instances = []
             for rule, positions in plan.recursive_rules:
@@ -636,13 +638,16 @@ class _Evaluator:
                 runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
                 self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
+                grown[p] = grown.get(p, 0) + len(d)
                 if track and len(d):
                     added.setdefault(p, []).append(d)
         for p in plan.predicates:
             rel = self.relation(p)
-            if isinstance(rel, RunRelation) and (rel.seen is not None or len(rel.runs) > 1 and p not in joined):
-                # Runs left unmerged while a key set deduplicated: merged once, the set let go.
-                self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+            if isinstance(rel, RunRelation) and rel.seen is not None:
+                # The key set is let go; runs left unmerged behind an exact one are merged once.
+                if rel.seen.exact:
+                    self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+                rel.seen = None
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
