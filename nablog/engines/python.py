@@ -8,7 +8,8 @@ on order-preserving ids. Each strongly connected component runs semi-naively: ev
 is evaluated once per recursive body literal with that literal restricted to the last round's new
 tuples (the delta). A relation the fixpoint grows is kept as a few sorted runs merged
 geometrically (:mod:`nablog.engines.runs`): the round's derived tuples are deduplicated against
-the runs by binary search and become a run, so no round rewrites the whole relation.
+the runs (by binary search, or in a deep fixpoint by a key set first) and become a run, so no
+round rewrites the whole relation.
 
 ``update`` continues from a given model: components untouched by the change keep their relations,
 components that only grow continue semi-naively from the inserted tuples, and the rest are
