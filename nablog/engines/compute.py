@@ -23,9 +23,10 @@ from ..lang import Comparison, Literal, NablogError, Var
 from ..lang.arith import INT_BITS, INT_MIN
 from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
 from .encoding import INT, fits_in_key, pack, row_view, sorted_unique, unpack
+from .frames import Frame
 
 if TYPE_CHECKING:
-    from .python import Frame, _Evaluator
+    from .python import _Evaluator
 
 INF, SUP = -1, 2
 MAX_COMPUTED = 1_000_000
@@ -201,8 +202,6 @@ def compare(ev: "_Evaluator", frame: "Frame", cmp: Comparison) -> "Frame":
 
 
 def _with(frame: "Frame", var: Var, ids: np.ndarray) -> "Frame":
-    from .python import Frame
-
     return Frame(frame.n, {**frame.cols, var: ids})
 
 
@@ -211,8 +210,6 @@ def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["
     from the frame's distinct groups (the element variables it binds), the element tuples (as
     ids, computed terms encoded) made distinct per group, and the function applied to each
     group's run of sorted rows; the guard is then assigned or compared."""
-    from .python import Frame
-
     element_vars = {v for e in agg.elements for v in e.variables()}
     groups = [v for v in frame.cols if v in element_vars]
     gen = ev.generation

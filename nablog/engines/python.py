@@ -8,7 +8,8 @@ on order-preserving ids. Each strongly connected component runs semi-naively: ev
 is evaluated once per recursive body literal with that literal restricted to the last round's new
 tuples (the delta). A relation the fixpoint grows is kept as a few sorted runs merged
 geometrically (:mod:`nablog.engines.runs`): the round's derived tuples are deduplicated against
-the runs by binary search and become a run, so no round rewrites the whole relation.
+the runs (by binary search, or in a deep fixpoint by a key set first) and become a run, so no
+round rewrites the whole relation.
 
 ``update`` continues from a given model: components untouched by the change keep their relations,
 components that only grow continue semi-naively from the inserted tuples, and the rest are
@@ -55,6 +56,7 @@ from .encoding import (
     sorted_unique,
     unique_rows,
 )
+from .frames import Frame
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
@@ -66,22 +68,6 @@ _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ">": np.greater,
     ">=": np.greater_equal,
 }
-
-
-class Frame:
-    """Bindings of a partly evaluated rule body: one id column per bound variable, ``n`` rows."""
-
-    __slots__ = ("n", "cols")
-
-    def __init__(self, n: int, cols: dict[Var, np.ndarray]):
-        self.n = n
-        self.cols = cols
-
-    def take(self, index: np.ndarray) -> "Frame":
-        return Frame(len(index), {v: c[index] for v, c in self.cols.items()})
-
-    def keep(self, mask: np.ndarray) -> "Frame":
-        return Frame(int(mask.sum()), {v: c[mask] for v, c in self.cols.items()})
 
 
 def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
@@ -630,15 +616,17 @@ class _Evaluator:
         rounds = 0
         self.clock.take()
         joined = _joined_whole(plan)
+        grown = {p: len(d) for p, d in delta.items()}
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
             if rounds == HASH_ROUND:
-                # A deep fixpoint: deduplicate by a key set instead of searching the runs.
+                # A deep fixpoint: deduplicate by a key set instead of searching the runs, when
+                # this fixpoint derived most of the relation (not a small update of a large one).
                 for p in plan.predicates:
                     rel = self.relation(p)
-                    if len(rel) >= HASH_MIN and rel.packed and rel.arity:
+                    if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
                         self.rels[p] = RunRelation.keyed(rel)
             instances = []
             for rule, positions in plan.recursive_rules:
@@ -651,13 +639,16 @@ class _Evaluator:
                 runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
                 self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
+                grown[p] = grown.get(p, 0) + len(d)
                 if track and len(d):
                     added.setdefault(p, []).append(d)
         for p in plan.predicates:
             rel = self.relation(p)
-            if isinstance(rel, RunRelation) and (rel.seen is not None or len(rel.runs) > 1 and p not in joined):
-                # Runs left unmerged while a key set deduplicated: merged once, the set let go.
-                self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+            if isinstance(rel, RunRelation) and rel.seen is not None:
+                # The key set is let go; runs left unmerged behind an exact one are merged once.
+                if rel.seen.exact:
+                    self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+                rel.seen = None
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
@@ -767,7 +758,7 @@ def _small(change: int, rel: EncodedRelation) -> bool:
 
 
 PATCH_MIN, PATCH_RATIO = 50_000, 64
-HASH_ROUND, HASH_MIN = 4, 4096  # a fixpoint from this round on deduplicates relations this large by a key set
+HASH_ROUND, HASH_MIN = 4, 65_536  # from this round, relations this large are deduplicated by a key set (smaller ones are searched in cache)
 STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
 DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
 FEW_ROWS = 64  # a change of at most this many rows to a wide (unpacked) relation is searched, not sorted

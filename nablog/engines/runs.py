@@ -12,6 +12,11 @@ fixpoint: membership (deduplicating a delta, by binary search in each run), pref
 and anti-joins on leading columns, run by run), and the size. Anything else (columns, an index on
 other columns, iteration) merges the runs once, on first use, and keeps the result.
 
+A deep fixpoint also keeps a key set of the relation (:meth:`RunRelation.keyed`,
+:mod:`nablog.engines.keysets`), so that deduplicating a round does not search every run: an
+exact bitmap answers alone (the runs then wait unmerged for the end of the fixpoint), a Bloom
+filter rules out the new keys and the few others are searched.
+
 >>> from nablog.engines.encoding import ConstantDictionary, EncodedRelation
 >>> d = ConstantDictionary.build(range(10))
 >>> rel = EncodedRelation.from_rows(d, [(1, 2), (2, 3)], 2)
