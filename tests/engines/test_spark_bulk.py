@@ -14,7 +14,9 @@ from nablog.engines.encoding import decode_facts
 from nablog.engines.violations import find_violations
 from nablog.lang import parse
 
-from ..strategies import BASE, base_facts, stratified_programs
+from nablog.transforms.flatten import flatten
+
+from ..strategies import BASE, base_facts, rich_facts, rich_programs, stratified_programs
 
 pytestmark = pytest.mark.spark
 
@@ -334,3 +336,21 @@ def test_check_over_parquet_data_with_several_violated_denials(tmp_path, spark_e
             {"constraint": "big", "count": 2, "witnesses": [["r(2, \"\")"], ["r(2, b)"]]},
         ],
     }
+
+
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=list(HealthCheck))
+@given(rich_programs(), rich_facts(max_rows=4), rich_facts(max_rows=2), rich_facts(max_rows=2))
+def test_bulk_propagation_through_arithmetic_and_aggregates_equals_recomputation(spark_engine, program, facts, insert, delete):
+    # A component that computes is evaluated afresh and diffed (issue 13).
+    test_bulk_propagation_equals_recomputation_and_diff.hypothesis.inner_test(spark_engine, 2.0, flatten(program), facts, insert, delete)
+
+
+def test_bulk_check_of_a_denial_with_a_count(spark_engine):
+    from nablog.engines.spark.bulk import check
+
+    program = parse("dept(a). dept(b). works(e1, a). works(e2, a). works(e3, b).\n#constraint big :- dept(D), N = #count{E : works(E, D)}, N > 1.")
+    with spark_engine.running():
+        found = check(spark_engine, program, spark_engine.run(program, {})).violations
+    expected = find_violations(program, get_engine("python").evaluate(program, {}), get_engine("python"))
+    assert [(v.constraint, v.count, v.bindings) for v in found] == [(v.constraint, v.count, v.bindings) for v in expected]
+    assert [(v.constraint, v.count) for v in found] == [("big", 1)]

@@ -46,7 +46,8 @@ from ..plan import ComponentPlan, component_plans
 from ..violations import VIOLATION_PREFIX, Violation, name_anonymous
 from . import SparkEngine
 from ...transforms.flatten import flatten
-from .evaluation import Round, SparkModel, _Evaluation, refuse_computation
+from .. import compute
+from .evaluation import Round, SparkModel, _Evaluation
 from .relations import read_relations, write_relations
 from .types import LONG, MIXED, ColumnType, Relation, arrow_values, count_rows, infer_types, join, meet, rows_of_arrow, spark_type
 
@@ -188,7 +189,6 @@ def propagate(
     flat = flatten(only_rules)  # negation-local variables as engines read them
     if flat is not only_rules:
         only_rules, analysis = flat, analyze(flat)
-    refuse_computation(only_rules)
     derived = only_rules.derived
     ev = engine.evaluation(progress=progress)
     target = lambda p: base_part(p) if p in derived else p  # noqa: E731
@@ -370,6 +370,10 @@ def _maintain(
     members = plan.predicates
     rules = list(plan.exit_rules) + [r for r, _ in plan.recursive_rules]
     before = {p: ev.relation(p) for p in members}
+    if any(compute.has_computation(r) for r in rules):
+        # Aggregates and arithmetic: a changed group is recomputed with the whole component
+        # (over-deletion has no rules for a count that went down).
+        return _afresh(ev, plan, before, stratum)
 
     def old_state(pred: str) -> Relation:
         if pred in old:
@@ -582,7 +586,6 @@ def check(
     from ...lang import Var
     from pyspark.sql.types import StructField, StructType
 
-    refuse_computation(Program(tuple(Rule((), c.body) for c in program.constraints if isinstance(c, Denial))))
     ev = model.evaluation
     constraints = program.named_constraints()
     found: dict[int, Violation] = {}
