@@ -292,14 +292,25 @@ def test_bulk_command_mistakes_are_one_clear_error(database, spark_engine, capsy
     assert capsys.readouterr().err.startswith("error: --insert and --delete need --model")
     assert main(["materialize", lp, "--data", str(database / "missing"), "--out", str(database / "o")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
-    assert main(["materialize", lp, "--out", str(database / "o")]) == 2
-    assert "predicate e/2 has no rules, no data and no #base declaration" in capsys.readouterr().err
+    assert main(["materialize", lp, "--out", str(database / "o"), "--strict"]) == 2
+    assert "error: predicate e/2 has no rules, no facts and no #base declaration" in capsys.readouterr().err
     assert main(["check", lp, "--data", data, "--witnesses", str(database / "w")]) == 2
     assert capsys.readouterr().err.startswith("error: --witnesses needs --engine spark")
     (database / "e.csv").write_text("1,2\n")
     args = ["materialize", lp, "--data", data, "--model", str(database / "nowhere"), "--insert", str(database / "e.csv"), "--out", str(database / "o")]
     assert main(args) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_bulk_paths_read_a_relation_without_data_as_empty_with_a_warning(database, spark_engine, capsys):
+    lp = str(database / "p.lp")
+    assert main(["materialize", lp, "--out", str(database / "o"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: predicate e/2 has no rules, no facts and no #base declaration: it is read as an empty relation" in captured.err
+    assert all(rows == 0 for rows in json.loads(captured.out)["relations"].values())
+    assert main(["check", lp, "--engine", "spark"]) == 1  # only #require reaches4 fails on no edges
+    captured = capsys.readouterr()
+    assert "warning: predicate e/2" in captured.err and captured.out.startswith("inconsistent: 1 of 4 constraints violated\n")
 
 
 def test_program_facts_join_the_data_and_undeclared_relations_are_empty(tmp_path, spark_engine, capsys):
