@@ -38,14 +38,15 @@ Values = tuple[np.ndarray, np.ndarray, np.ndarray]  # kind, num, valid
 
 def int_values(ev: "_Evaluator") -> np.ndarray:
     """The integer constants of the dictionary, in id order (they come first: ids 0..n-1)."""
+    ints = ev.d.int_values()  # kept by the dictionary, which outlives one evaluation
+    if ints is not None:
+        return ints
     cached = ev.cache.get("ints")
     if cached is None or cached[0] is not ev.d:
         values = ev.d.values
         n = bisect.bisect_left(values, True, key=lambda v: type(v) is str)
-        try:
-            ints = np.array(values[:n], dtype=INT)
-        except OverflowError:  # integers wider than 64 bits, from data: clamped (arithmetic wraps them anyway)
-            ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
+        # Integers wider than 64 bits, from data: clamped (arithmetic wraps them anyway).
+        ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
         cached = ev.cache["ints"] = (ev.d, ints)
     return cached[1]
 
@@ -154,7 +155,7 @@ def encode(ev: "_Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) 
     missing = is_int & ~found
     if missing.any():
         gen = ev.generation
-        ev.grow(int(v) for v in np.unique(num[missing]))
+        ev.grow(np.unique(num[missing]))
         frame = ev.forward_frame(frame, gen)
         num = num.copy()
         num[~is_int] = ev.forward_ids(num[~is_int], gen)

@@ -122,6 +122,27 @@ class ConstantDictionary:
         values[positions + np.arange(len(added), dtype=INT)] = added
         return ConstantDictionary(values.tolist()), remap
 
+    def extended_ints(self, added: np.ndarray) -> tuple["ConstantDictionary", np.ndarray]:
+        """:meth:`extended` for integers none of which is in the dictionary yet, as a sorted
+        int64 array (what arithmetic computes): one merge of arrays, no dictionary of ids.
+
+        >>> d = ConstantDictionary.build([1, 5, "b"])
+        >>> e, remap = d.extended_ints(np.array([0, 3]))
+        >>> e.values, remap.tolist(), e.int_values().tolist()
+        ([0, 1, 3, 5, 'b'], [1, 3, 4], [0, 1, 3, 5])
+        """
+        ints = self.int_values()
+        if ints is None:  # an integer beyond 64 bits: the general path
+            return self.extended(added.tolist())
+        positions = np.searchsorted(ints, added)
+        old_ids = np.arange(len(self.values), dtype=INT)
+        remap = old_ids + np.searchsorted(positions, old_ids, side="right")
+        merged = np.empty(len(ints) + len(added), dtype=INT)
+        merged[remap[: len(ints)]] = ints
+        merged[positions + np.arange(len(added), dtype=INT)] = added
+        # Integers come first: the strings keep their order after them.
+        return ConstantDictionary(merged.tolist() + self.values[len(ints) :], merged), remap
+
     def __len__(self) -> int:
         return len(self.values)
 

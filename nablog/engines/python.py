@@ -116,10 +116,11 @@ class _Evaluator:
 
     # -- a dictionary that grows with computed values ---------------------------------------------
 
-    def grow(self, values: Iterable[int]) -> None:
-        """Add integers computed by rules to the dictionary: every relation moves over by one
-        increasing id map (ConstantDictionary.extended), nothing is decoded or sorted again."""
-        extended, remap = self.d.extended(values)
+    def grow(self, values: np.ndarray) -> None:
+        """Add integers computed by rules (sorted, none in the dictionary) to the dictionary: every
+        relation moves over by one increasing id map (ConstantDictionary.extended_ints), nothing
+        is decoded or sorted again."""
+        extended, remap = self.d.extended_ints(values) if len(values) else (self.d, None)
         if extended is self.d:
             return
         self.computed += len(extended) - len(self.d)
