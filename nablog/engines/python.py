@@ -35,7 +35,7 @@ import numpy as np
 
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, base_part
 from ..lang.ast import Aggregate, body_atoms
-from . import compute
+from . import compute, groups
 from .base import Model, Prepared, prepare
 from .encoding import (
     INT,
@@ -843,17 +843,26 @@ class PythonEngine:
             if not inputs & set(old):
                 continue
             before = {p: evaluator.relation(p) for p in plan.predicates}
+            current = evaluator.current
             if any(compute.has_computation(r) for r in _rules(plan)):
-                # Aggregates and arithmetic: the component is evaluated afresh over its (already
-                # updated) inputs and diffed. Exact, and simple: delete-and-rederive would have to
-                # recount every group a changed tuple belongs to, and computed values grow the
-                # dictionary under the maintenance's feet.
+                # Aggregates and arithmetic: the groups a change touches are recounted (groups.py);
+                # where that does not apply (recursion), the component is evaluated afresh and diffed.
+                by_groups = groups.maintain(
+                    evaluator,
+                    plan,
+                    {p: current(gained[p]) for p in inputs if p in gained},
+                    {p: current(lost[p]) for p in inputs if p in lost},
+                    {p: current(old[p]) for p in inputs if p in old},
+                )
+                if by_groups is not None:
+                    for pred in plan.predicates:
+                        record(pred, before[pred], by_groups[0][pred], by_groups[1][pred])
+                    continue
                 evaluator.run_component(plan)
                 for pred in plan.predicates:
                     now, then = evaluator.relation(pred), evaluator.current(before[pred])
                     record(pred, then, difference(now, then), difference(then, now))
                 continue
-            current = evaluator.current
             plus, minus = evaluator.maintain(
                 plan,
                 {p: current(gained[p]) for p in inputs if p in gained},

@@ -158,3 +158,21 @@ def test_propagating_a_change_through_a_count_and_arithmetic():
     assert sorted(map(str, update.delete)) == ["double(a, 4)", "double(b, 2)", "size(a, 2)", "size(b, 1)", "works(e3, b)"]
     with pytest.raises(NablogError, match="propagation by rules"):
         db.propagate("+works(e5, b).", method="rules")
+
+
+def test_a_count_is_maintained_by_recounting_only_the_touched_groups(monkeypatch):
+    import nablog.engines.groups as groups
+    import nablog.engines.python as python_engine
+
+    calls = []
+    original = groups.maintain
+    monkeypatch.setattr(groups, "maintain", lambda *a: calls.append(original(*a)) or calls[-1])
+    engine = get_engine("python")
+    program = parse("size(D, N) :- dept(D), N = #count{E : works(E, D)}. top(M) :- M = #max{N : size(_, N)}.")
+    facts = {"dept": {("a",), ("b",)}, "works": {("e1", "a"), ("e2", "a"), ("e3", "b")}}
+    before = engine.evaluate(program, facts)
+    monkeypatch.setattr(python_engine._Evaluator, "run_component", lambda *a: pytest.fail("evaluated afresh"))
+    after, gained, lost = engine.update(program, before, insert={"works": {("e4", "b"), ("e5", "b")}}, delete={"works": {("e1", "a")}}, changes=True)
+    assert all(c is not None for c in calls) and len(calls) == 2
+    assert decode_facts({p: gained[p] for p in ("size", "top")}) == {"size": {("a", 1), ("b", 3)}, "top": {(3,)}}
+    assert decode_facts({p: lost[p] for p in ("size", "top")}) == {"size": {("a", 2), ("b", 1)}, "top": {(2,)}}
