@@ -41,13 +41,13 @@ from .lang import (
     analyze,
     base_part,
     check_arities,
+    empty_base_relations,
     parse,
     parse_atom,
     parse_files,
     row_sort_key,
     separate_facts,
 )
-from .lang.ast import body_atoms
 from .lang.errors import AnalysisError
 from .transforms.flatten import flatten
 from .views.mediator import Mediator, is_mediated
@@ -159,7 +159,6 @@ class Database:
         """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``;
         one that has none is an empty base relation, with one warning per predicate (an error
         when ``strict``)."""
-        defined = set(self.rules.derived) | set(self._facts) | {p for p, _ in self.rules.declared_base}
         arities = self.rules.signatures
         for pred, rows in self._facts.items():
             for row in rows:
@@ -169,29 +168,7 @@ class Database:
                         hint="the data's columns must match the predicate's arguments, in order",
                     )
                 break
-        warnings: dict[str, NablogWarning] = {}
-        for statement in self.rules.statements:
-            atoms: list[Atom] = []
-            if isinstance(statement, (Rule, Denial)):
-                atoms = [atom for atom, _, _ in body_atoms(statement.body)]
-            elif isinstance(statement, Requirement):
-                atoms = [statement.atom]
-            for atom in atoms:
-                if atom.pred in defined or atom.pred in warnings:
-                    continue
-                hint = _suggest(atom.pred, defined) or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
-                if strict:
-                    raise AnalysisError(
-                        f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration",
-                        atom.loc or statement.loc,
-                        hint,
-                    )
-                warnings[atom.pred] = NablogWarning(
-                    f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration: it is read as an empty relation",
-                    atom.loc or statement.loc,
-                    hint,
-                )
-        return list(warnings.values())
+        return empty_base_relations(self.rules, set(self._facts), strict, ("base__", VIOLATION_PREFIX))
 
     # -- the model --------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, base_part
 from ..lang.ast import Aggregate, body_atoms
-from . import compute
+from . import compute, groups
 from .base import Model, Prepared, prepare
 from .encoding import (
     INT,
@@ -103,10 +103,11 @@ class _Evaluator:
 
     # -- a dictionary that grows with computed values ---------------------------------------------
 
-    def grow(self, values: Iterable[int]) -> None:
-        """Add integers computed by rules to the dictionary: every relation moves over by one
-        increasing id map (ConstantDictionary.extended), nothing is decoded or sorted again."""
-        extended, remap = self.d.extended(values)
+    def grow(self, values: np.ndarray) -> None:
+        """Add integers computed by rules (sorted, none in the dictionary) to the dictionary: every
+        relation moves over by one increasing id map (ConstantDictionary.extended_ints), nothing
+        is decoded or sorted again."""
+        extended, remap = self.d.extended_ints(values) if len(values) else (self.d, None)
         if extended is self.d:
             return
         self.computed += len(extended) - len(self.d)
@@ -892,17 +893,26 @@ class PythonEngine:
             if not inputs & set(old):
                 continue
             before = {p: evaluator.relation(p) for p in plan.predicates}
+            current = evaluator.current
             if any(compute.has_computation(r) for r in _rules(plan)):
-                # Aggregates and arithmetic: the component is evaluated afresh over its (already
-                # updated) inputs and diffed. Exact, and simple: delete-and-rederive would have to
-                # recount every group a changed tuple belongs to, and computed values grow the
-                # dictionary under the maintenance's feet.
+                # Aggregates and arithmetic: the groups a change touches are recounted (groups.py);
+                # where that does not apply (recursion), the component is evaluated afresh and diffed.
+                by_groups = groups.maintain(
+                    evaluator,
+                    plan,
+                    {p: current(gained[p]) for p in inputs if p in gained},
+                    {p: current(lost[p]) for p in inputs if p in lost},
+                    {p: current(old[p]) for p in inputs if p in old},
+                )
+                if by_groups is not None:
+                    for pred in plan.predicates:
+                        record(pred, before[pred], by_groups[0][pred], by_groups[1][pred])
+                    continue
                 evaluator.run_component(plan)
                 for pred in plan.predicates:
                     now, then = evaluator.relation(pred), evaluator.current(before[pred])
                     record(pred, then, difference(now, then), difference(then, now))
                 continue
-            current = evaluator.current
             plus, minus = evaluator.maintain(
                 plan,
                 {p: current(gained[p]) for p in inputs if p in gained},
