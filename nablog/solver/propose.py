@@ -22,10 +22,12 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
+from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
 from .asp import AspProblem
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, find_families
+from . import symmetry
+from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
@@ -129,15 +131,19 @@ def propose(
     found: dict[tuple, Realization] = {}
 
     def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "") -> Realization:
+        # The asp method's minimality holds by construction (smaller change sets were found
+        # first and blocked in the ground problem); re-evaluating every subset cost seconds per
+        # realization at 1e6 facts. The other methods' change sets are re-checked subset by subset.
         verified = verifier.realizes(insert, delete)
-        if verified is None or not verifier.minimal(insert, delete):
+        if verified is None or (method_name != "asp" and not verifier.minimal(insert, delete)):
             raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
+        minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
         return Realization(
             sorted_atoms(map(_user_atom, insert)),
             sorted_atoms(map(_user_atom, delete)),
             verifier.side_effects(verified[1], verified[2]),
             fresh,
-            "verified: the request holds, every constraint holds, and no smaller set of these changes does it"
+            f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
             + (f"\n{reason}" if reason else ""),
             basis,
             kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
@@ -155,6 +161,35 @@ def propose(
         return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier)
 
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
+    folding = None
+    if families and method == "asp" and symmetric(rules):
+        if progress:
+            progress("finding interchangeable values")
+        folding = _folding(rules, model, base, request, protected)
+    try:
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, folding)
+    except Unfoldable:
+        # A realization over representatives that is not one value's orbit: ground every value.
+        if progress:
+            progress("a realization uses several interchangeable values; solving without folding")
+        found.clear()
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, None)
+
+
+def _folding(rules: Program, model, base: set[str], request: Request, protected: list) -> Folding:
+    """The classes of interchangeable values among the base facts the program reads; the
+    constants of the program, the request and protected facts are never folded. Each class keeps
+    as many representatives as a rule body has variables, so that a realization drawing several
+    values from one class meets several representatives and is solved unfolded instead."""
+    bodies = [r.body for r in rules.rules] + [getattr(c, "body", ()) for _, c in rules.named_constraints()]
+    read = {b.atom.pred for body in bodies for b in body if isinstance(b, Literal)} & base
+    distinguished = set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}
+    distinguished |= {v for p in protected if not isinstance(p, str) for v in p[1]}
+    width = max((len({v for b in body for v in b.variables()}) for body in bodies), default=2)
+    return Folding.of(rules, {p: model[p] for p in read if p in model}, read, distinguished, least=symmetry.FOLD_LEAST, representatives=max(2, width))
+
+
+def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, folding) -> Proposal:
     relevance = Relevance(
         rules,
         model,
@@ -165,6 +200,7 @@ def propose(
         protect=protected,
         universe=universe,
         group_fds=method == "asp",  # the tableaux methods read pairwise denial instances
+        conceal=folding.hides if folding is not None else None,
     )
     if progress:
         progress("finding the relevant candidate changes")
@@ -209,8 +245,7 @@ def propose(
             delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
             insert, delete, fresh = canonical(insert, delete, problem.fresh)
             level.setdefault((insert, delete), fresh)
-        ordered = sorted(level, key=lambda c: ([atom_key(a) for a in c[0]], [atom_key(a) for a in c[1]]))
-        for item in find_families(ordered, FAMILY_MIN if families else len(ordered) + 1):
+        for item in _level_items(level, folding, families):
             if deadline is not None and time.monotonic() >= deadline:
                 level_status = "timeout"
                 break
@@ -234,6 +269,31 @@ def propose(
     return Proposal(request, status, rows, message, reasons, len(problem.candidates))
 
 
+def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
+    """The change sets of one size in the documented order (by their atoms; a family at its first
+    member): those drawing a value from a class of interchangeable values as the family of that
+    value's orbit, the others folded by :func:`find_families`."""
+    plain: list = []
+    orbits: dict[tuple, Family] = {}
+    for change_set in level:
+        orbit = orbit_family(folding, *change_set) if folding is not None else None
+        if orbit is None:
+            plain.append(change_set)
+        else:
+            orbits.setdefault(orbit[0], orbit[1])
+    plain.sort(key=_change_key)
+    items = find_families(plain, FAMILY_MIN if families else len(plain) + 1) + list(orbits.values())
+
+    def first(item):
+        return _change_key(item.member(item.bindings[0]) if isinstance(item, Family) else item)
+
+    return sorted(items, key=first)
+
+
+def _change_key(change_set) -> tuple:
+    return ([atom_key(a) for a in change_set[0]], [atom_key(a) for a in change_set[1]])
+
+
 def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str]) -> Realization:
     """One realization standing for a family: its first and last members are verified by
     re-evaluation; every member is a model of the ground problem, which has the same request,
@@ -242,7 +302,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     for binding in dict.fromkeys([family.bindings[0], family.bindings[-1]]):
         insert, delete = family.member(binding)
         verified = verifier.realizes(insert, delete)
-        if verified is None or not verifier.minimal(insert, delete):
+        if verified is None:
             raise AssertionError(f"a member of a family does not verify: +{insert} -{delete}")
         checked = checked or verified
     ground_family = family
@@ -254,13 +314,17 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     family = replace(family, condition=family_condition(family, index))
     family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
+    why = (
+        f"the others are their images under swapping values of {family.parameter} the database cannot tell apart"
+        if family.interchangeable
+        else "every one meets the request, every constraint and minimality in the ground problem"
+    )
     return Realization(
         family.pattern[0],
         family.pattern[1],
         verifier.side_effects(checked[1], checked[2]),
         fresh,
-        f"verified: {len(family):,} realizations, one per value of {family.parameter}; the first and last were re-evaluated, "
-        "every one meets the request, every constraint and minimality in the ground problem",
+        f"verified: {len(family):,} realizations, one per value of {family.parameter}; the first and last were re-evaluated, {why}",
         basis,
         family=family,
         member_effects=member_effects,
