@@ -23,7 +23,7 @@ from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
 from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
-from .asp import AspProblem
+from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, find_families
 from . import symmetry
@@ -155,10 +155,15 @@ def propose(
         insert, delete, fresh = canonical(insert, delete, fresh_names)
         if (insert, delete) not in found:
             found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason)
-        return limit is None or len(found) < limit
+        # These methods find realizations in no order of size: the search goes on, and the limit
+        # is applied to the list sorted smallest first (see _smallest_first).
+        return True
+
+    def smallest_first(fresh_names: list[str]) -> tuple[list[Realization], bool]:
+        return _smallest_first(found, limit, families, verifier, index, basis, fresh_names, on_realization)
 
     if method == "transform":
-        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier)
+        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier)
 
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
     folding = None
@@ -166,14 +171,25 @@ def propose(
         if progress:
             progress("finding interchangeable values")
         folding = _folding(rules, model, base, request, protected)
+    streamed: set = set()
+    if on_realization is not None:
+        stream = on_realization
+
+        def on_realization(realization: Realization) -> None:
+            # Once: a search that starts again unfolded (below) finds the first ones again.
+            key = (realization.insert, realization.delete)
+            if key not in streamed:
+                streamed.add(key)
+                stream(realization)
+
     try:
-        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, folding)
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding)
     except Unfoldable:
         # A realization over representatives that is not one value's orbit: ground every value.
         if progress:
             progress("a realization uses several interchangeable values; solving without folding")
         found.clear()
-        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, None)
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, None)
 
 
 def _folding(rules: Program, model, base: set[str], request: Request, protected: list) -> Folding:
@@ -189,7 +205,7 @@ def _folding(rules: Program, model, base: set[str], request: Request, protected:
     return Folding.of(rules, {p: model[p] for p in read if p in model}, read, distinguished, least=symmetry.FOLD_LEAST, representatives=max(2, width))
 
 
-def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, found, on_realization, progress, folding) -> Proposal:
+def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding) -> Proposal:
     relevance = Relevance(
         rules,
         model,
@@ -227,44 +243,47 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
         )
         if not found and enumeration.status == "complete":
             enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
-        realizations = ranked(found.values())
-        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded else "complete")
+        realizations, cut = smallest_first(problem.fresh)
+        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded or cut else "complete")
         message, reasons = _message(realizations, status, problem, enumeration.core)
         return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
 
-    asp = AspProblem(problem)
     rows: list[Realization] = []
     level_status = "complete"
-    for size, change_sets, level_status in asp.by_size(deadline):
-        if progress:
-            progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
-        level: dict[tuple, tuple] = {}
-        for change_set in change_sets:
-            changes = [problem.candidates[k] for k in sorted(change_set)]
-            insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
-            delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
-            insert, delete, fresh = canonical(insert, delete, problem.fresh)
-            level.setdefault((insert, delete), fresh)
-        for item in _level_items(level, folding, families):
-            if deadline is not None and time.monotonic() >= deadline:
-                level_status = "timeout"
+    try:
+        asp = AspProblem(problem, deadline=deadline)
+        for size, change_sets, level_status in asp.by_size(deadline):
+            if progress:
+                progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
+            level: dict[tuple, tuple] = {}
+            for change_set in change_sets:
+                changes = [problem.candidates[k] for k in sorted(change_set)]
+                insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
+                delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
+                insert, delete, fresh = canonical(insert, delete, problem.fresh)
+                level.setdefault((insert, delete), fresh)
+            for item in _level_items(level, folding, families):
+                if deadline is not None and time.monotonic() >= deadline:
+                    level_status = "timeout"
+                    break
+                if isinstance(item, Family):
+                    realization = _family_realization(item, verifier, index, basis, problem.fresh)
+                else:
+                    realization = accept(item[0], item[1], level[item])
+                rows.append(realization)
+                if on_realization:
+                    on_realization(realization)
+                if limit is not None and len(rows) >= limit:
+                    level_status = "stopped"
+                    break
+            if level_status != "complete":
                 break
-            if isinstance(item, Family):
-                realization = _family_realization(item, verifier, index, basis, problem.fresh)
-            else:
-                realization = accept(item[0], item[1], level[item])
-            rows.append(realization)
-            if on_realization:
-                on_realization(realization)
-            if limit is not None and len(rows) >= limit:
-                level_status = "stopped"
-                break
-        if level_status != "complete":
-            break
+    except Late:
+        level_status = "timeout"
     status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
     if status == "complete" and problem.bounded:
         status = "bounded"
-    core = asp.explain_failure(deadline) if not rows and status == "complete" else []
+    core = AspProblem(problem).explain_failure(deadline) if not rows and status == "complete" else []
     message, reasons = _message(rows, status, problem, core)
     return Proposal(request, status, rows, message, reasons, len(problem.candidates))
 
@@ -398,9 +417,23 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
     return out
 
 
-def ranked(realizations) -> list[Realization]:
-    """Smallest first, then by their atoms: a deterministic order."""
-    return sorted(realizations, key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, fresh_names, on_realization) -> tuple[list[Realization], bool]:
+    """The realizations a method found in any order, as the asp method gives them: by size, then
+    by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
+    (a family counts once), and whether the limit cut any."""
+    rows: list[Realization] = []
+    by_size: dict[int, list] = {}
+    for change_set in found:
+        by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
+    for size in sorted(by_size):
+        level = sorted(by_size[size], key=_change_key)
+        for item in find_families(level, FAMILY_MIN if families else len(level) + 1):
+            if limit is not None and len(rows) >= limit:
+                return rows, True
+            rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
+            if on_realization:
+                on_realization(rows[-1])
+    return rows, False
 
 
 def check_bounds(limit: int | None, timeout: float | None) -> None:
@@ -475,7 +508,7 @@ class _Universe(Set):
         return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
 
 
-def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier) -> Proposal:
+def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier) -> Proposal:
     from .transform import Algorithm1
 
     algorithm = Algorithm1(
@@ -490,7 +523,7 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
             continue
         if not accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
             break
-    realizations = ranked(found.values())
+    realizations, cut = smallest_first(outcome.fresh)
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
@@ -498,9 +531,10 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
         # A branch's changes that fail on the real database: Algorithm 1 decides on the
         # normalized program's disjunctive states, which may differ from re-evaluation.
         text += f" ({dropped} change set{'' if dropped == 1 else 's'} of Algorithm 1 did not verify and {'was' if dropped == 1 else 'were'} dropped)"
-    if outcome.notes:
-        text += " (bounded: " + "; ".join(outcome.notes) + ")"
-    return Proposal(request, outcome.status, realizations, text, [], 0)
+    if outcome.notes or cut:
+        text += " (bounded: " + "; ".join(outcome.notes + (["the limit was reached"] if cut else [])) + ")"
+    status = "bounded" if cut and outcome.status == "complete" else outcome.status
+    return Proposal(request, status, realizations, text, [], 0)
 
 
 def _verified(change_sets, verifier: Verifier):
