@@ -88,3 +88,16 @@ def test_the_departments_of_an_org_chart_form_one_class_without_the_requested_on
     assert len(cls.values) == 38 and "d5" not in cls.values and "d17" not in cls.values
     assert cls.representatives == ("d0", "d1", "d10")
     assert folding.hides("d2") and not folding.hides("d1") and not folding.hides("d5")
+
+
+def test_a_realization_drawing_two_values_of_a_class_is_solved_unfolded():
+    # Every t(a, b) with a != b among 20 interchangeable values is a realization: over the
+    # representatives, t(d0, d1) uses two values of the class, which no single value's orbit
+    # describes, so the search starts again unfolded and finds all 380.
+    facts = {"r": {(f"d{i}",) for i in range(20)}, "q": {(f"d{i}",) for i in range(20)}, "t": set()}
+    db = Database.from_text("p :- t(X, Y), r(X), q(Y), X != Y. #base t/2.", facts)
+    folded = db.propose("+p.", max_fresh=0)
+    unfolded = db.propose("+p.", max_fresh=0, families=False)
+    members = [m for r in folded for m in r.members()]
+    assert len(members) == 380
+    assert sorted(map(_key, members)) == sorted(map(_key, unfolded))
