@@ -56,7 +56,7 @@ def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch,
 
 
 @pytest.mark.parametrize("bitmap_bytes", [0, 1 << 22], ids=["bloom-filter", "bitmap"])
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, program, facts, insert, delete):
     # Fixpoints deduplicate by key sets from round 4 on relations of 65,536 tuples, and joins on
