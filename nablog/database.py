@@ -574,7 +574,7 @@ class Database:
             rows = self.query(query)  # checks the predicate and arity too
             if self._hub is None:
                 self._hub = Hub(self.rules)
-            self._hub.add(subscription, rows, self._version)
+            self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
         return subscription
 
     def is_consistent(self) -> bool:

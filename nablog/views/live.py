@@ -256,6 +256,18 @@ class LivePlan:
                 planned.append([_Body(rule, _order(rule, i), slots) for i in range(count)])
             self.strata.append((heads, planned))
 
+    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
+        """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
+        indexes a caller keeping the relations can build before the first commit."""
+        out = set()
+        for _, planned in self.strata:
+            for bodies in planned:
+                for body in bodies:
+                    for step in body.steps:
+                        if step[0] != "cmp" and step[2] and not step[6]:
+                            out.add((self.virtual.get(step[1], step[1]), step[2]))
+        return out
+
     def run(self, env: dict) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
         returns a copy of ``env`` with every predicate of the program added (given rows of a

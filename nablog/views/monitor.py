@@ -194,6 +194,18 @@ class Monitor:
             self._net(layer, result, deltas, out)
         return out
 
+    def warm(self, facts: Mapping[str, Set], model, version: int) -> None:
+        """Build the state kept between commits for the state numbered ``version`` now (a
+        subscription starting), so that the next commit costs only its change."""
+        if self._plans is not None:
+            state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
+            for plan in [*self._plans, *([self._query_plan] if self._query_plan else [])]:
+                for pred, positions in plan.probes():
+                    if pred in state:
+                        state[pred].lookup(positions, ())  # builds the index
+        elif self.mode == "dred":
+            self._dred = (version, model() if callable(model) else model)
+
     def _live_state(self, version: int | None, source) -> dict[str, Relation]:
         """The relations the rules read: kept from the last commit when ``version`` follows it,
         else copied from ``source`` (the model or the base facts; a function, called only then)."""

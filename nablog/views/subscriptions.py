@@ -137,12 +137,18 @@ class Hub:
         self._used: list[Monitor] = []  # the monitors of the last commit
         self._lock = threading.Lock()
 
-    def add(self, subscription: Subscription, snapshot: list[tuple], version: int) -> None:
+    def add(self, subscription: Subscription, snapshot: list[tuple], version: int, warm: tuple[Mapping, Callable[[], Mapping]] | None = None) -> None:
+        """Start a subscription with its snapshot; with ``warm`` (the base facts and a function
+        giving the model, at ``version``) the monitor that will serve it builds its kept state
+        now, not in the next commit."""
         subscription._hub = self
         with self._lock:
             subscription.deliver({"version": version, "snapshot": rows_json(snapshot)})
             subscription.deliver({"version": version, "snapshot_complete": True})
             self.subscriptions.append(subscription)
+            views = {s.query.pred for s in self.subscriptions if s.mode == subscription.mode and not s.closed}
+        if warm is not None:
+            self.monitor(subscription.mode, frozenset(views)).warm(*warm, version)
 
     def remove(self, subscription: Subscription) -> None:
         with self._lock:
