@@ -26,6 +26,8 @@ import numpy as np
 from ..lang import Constant
 
 INT = np.int64
+CACHED_COLUMN_VALUES = 4_000_000
+"""A packed relation keeps its unpacked columns when they hold at most this many values (32 MB)."""
 SMALL_LOOKUP = 64
 """Encoding at most this many values (the rows of a change) searches the sorted values instead of
 building the dictionary of ids, which costs a Python dict of every constant (10 ms at 50,000)."""
@@ -399,7 +401,17 @@ class EncodedRelation(Set):
         if self.arity == 0:
             return []
         if self._keys is not None:
-            return unpack(self._keys, len(self.dictionary), self.arity)
+            cached = self.indexes.get("columns")
+            if cached is not None:
+                return list(cached)
+            columns = unpack(self._keys, len(self.dictionary), self.arity)
+            if len(self._keys) * self.arity <= CACHED_COLUMN_VALUES:
+                # A relation never changes: its unpacked columns are kept like its indexes (every
+                # rule reading it unpacks them otherwise, a third of a 67,000-row group-by).
+                for column in columns:
+                    column.flags.writeable = False
+                self.indexes["columns"] = tuple(columns)
+            return columns
         assert self._rows is not None
         return [self._rows[:, i] for i in range(self.arity)]
 

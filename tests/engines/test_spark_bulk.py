@@ -349,7 +349,8 @@ def test_check_over_parquet_data_with_several_violated_denials(tmp_path, spark_e
     }
 
 
-@settings(max_examples=examples(4), deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.slow
+@settings(max_examples=examples(1), deadline=None, suppress_health_check=list(HealthCheck))
 @given(rich_programs(), rich_facts(max_rows=4), rich_facts(max_rows=2), rich_facts(max_rows=2))
 def test_bulk_propagation_through_arithmetic_and_aggregates_equals_recomputation(spark_engine, program, facts, insert, delete):
     # A component that computes is evaluated afresh and diffed (issue 13).
