@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..lang import Atom, Literal, Rule, Var
 from ..lang.ast import Aggregate
+from .algebra import difference, head_restricted, restricted, union_all
 from .encoding import EncodedRelation
 from .plan import ComponentPlan
 
@@ -49,8 +50,6 @@ def maintain(
     """The tuples each member of ``plan`` gains and loses after its inputs changed (``old`` holds
     the previous relation of every changed input; ``ev`` the new state below the component and
     the old state of the component); None when this method does not apply (see the docstring)."""
-    from .python import _head_restricted, _restricted, difference, union_all
-
     if plan.recursive_rules:
         return None
     rules = plan.exit_rules
@@ -86,7 +85,7 @@ def maintain(
                 if isinstance(element, Literal):
                     delta = (positive if element.positive else negative).get(element.atom.pred)
                     if delta is not None and len(delta):
-                        instances.append(_restricted(rule, i, delta, state))
+                        instances.append(restricted(rule, i, delta, state))
                 elif isinstance(element, Aggregate):
                     groups = touched[(r, i)]
                     keys = _touched(ev, element, groups, old_rels, new_rels, gained, lost, in_state)
@@ -101,7 +100,7 @@ def maintain(
         was = ev.current(before[pred])
         dropped = ev.current(candidates["-"].get(pred, EncodedRelation.empty(ev.d, arity)))
         dropped = difference(dropped, difference(dropped, was))  # only tuples that were there
-        again = in_state(new_rels, [_head_restricted(rule, head, dropped, state) for rule in rules for head in rule.head if head.pred == pred])
+        again = in_state(new_rels, [head_restricted(rule, head, dropped, state) for rule in rules for head in rule.head if head.pred == pred])
         was, dropped = ev.current(was), ev.current(dropped)
         minus[pred] = difference(dropped, ev.current(again.get(pred, EncodedRelation.empty(ev.d, arity))))
         added = ev.current(candidates["+"].get(pred, EncodedRelation.empty(ev.d, arity)))
@@ -127,8 +126,6 @@ def _group_variables(rule: Rule, agg: Aggregate) -> list[Var] | None:
 
 def _touched(ev, agg: Aggregate, groups: list[Var], old_rels, new_rels, gained, lost, in_state) -> EncodedRelation | None:
     """The group keys whose element bindings changed (None: none did)."""
-    from .python import _restricted, union_all
-
     state = lambda i, atom: ev.relation(atom.pred)  # noqa: E731
     found = []
     for rels, positive, negative in ((old_rels, lost, gained), (new_rels, gained, lost)):
@@ -139,7 +136,7 @@ def _touched(ev, agg: Aggregate, groups: list[Var], old_rels, new_rels, gained, 
                 if isinstance(c, Literal):
                     delta = (positive if c.positive else negative).get(c.atom.pred)
                     if delta is not None and len(delta):
-                        instances.append(_restricted(rule, j, delta, state))
+                        instances.append(restricted(rule, j, delta, state))
         if instances:
             ev.arities[_GROUPS] = len(groups)
             try:

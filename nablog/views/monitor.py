@@ -40,7 +40,7 @@ from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
-from ..engines.python import difference, union_disjoint
+from ..engines.algebra import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS

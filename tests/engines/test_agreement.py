@@ -47,10 +47,11 @@ def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
 def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch, program, facts, insert, delete):
     # Patching starts at 50,000 tuples and joins are chunked at 2 million rows; force both so
     # that those paths run on small data.
+    import nablog.engines.algebra as algebra
     import nablog.engines.python as python_engine
 
-    monkeypatch.setattr(python_engine, "PATCH_MIN", 0)
-    monkeypatch.setattr(python_engine, "PATCH_RATIO", 1)
+    monkeypatch.setattr(algebra, "PATCH_MIN", 0)
+    monkeypatch.setattr(algebra, "PATCH_RATIO", 1)
     monkeypatch.setattr(python_engine, "CHUNK_ROWS", 2)
     test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)
 
