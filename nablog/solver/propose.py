@@ -22,10 +22,10 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
+from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, constant_sort_key
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
-from .family import FAMILY_MIN, Family, find_families
+from .family import FAMILY_MIN, Family, family_condition, find_families
 from . import symmetry
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
@@ -352,42 +352,6 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         family=family,
         member_effects=member_effects,
     )
-
-
-def family_condition(family: Family, index: ModelIndex) -> str:
-    """The values the family's variables take, in words: as the current facts its deletions need,
-    with the few exceptions, when that describes them exactly; else as a count and examples."""
-    names = ", ".join(v.name for v in family.variables)
-    needs = [a for a in family.pattern[1] if any(isinstance(t, Var) for t in a.args)]
-    covered = {t for a in needs for t in a.args if isinstance(t, Var)}
-    members = set(family.bindings)
-    if needs and covered == set(family.variables):
-        matches = set()
-        for binding in _join(needs, {}, index):
-            matches.add(tuple(binding[v] for v in family.variables))
-            if len(matches) > len(members) + 10:
-                break
-        others = matches - members
-        if members <= matches and len(others) <= 10:
-            text = " and ".join(str(a) for a in needs) + " hold" + ("s" if len(needs) == 1 else "") + " now"
-            if others:
-                shown = sorted({b[0] for b in others}, key=constant_sort_key)
-                text += f", {family.parameter} not " + ", ".join(format_constant(v) for v in shown)
-            return f"{names}: {text} ({len(members):,} values)"
-    first = ", ".join(format_constant(b[0]) for b in family.bindings[:3])
-    return f"{names}: {len(members):,} values ({family.parameter} = {first}{', …' if len(members) > 3 else ''})"
-
-
-def _join(atoms, binding, index):
-    if not atoms:
-        yield binding
-        return
-    a, rest = atoms[0], atoms[1:]
-    pattern = tuple(binding.get(t) if isinstance(t, Var) else t for t in a.args)
-    for row in index.match(a.pred, pattern):
-        extended = dict(binding)
-        if all(extended.setdefault(t, v) == v for t, v in zip(a.args, row) if isinstance(t, Var)):
-            yield from _join(rest, extended, index)
 
 
 def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request: Request, insert, delete, shown: int = 5) -> list[str]:
