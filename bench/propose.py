@@ -19,7 +19,9 @@ head per department, read from CSV files written under a temporary directory. Th
 ``+manager(e5, h77).`` has two 2-change realizations, one 3-change realization with a new
 department, and one 4-change realization per other department, shown as one family. Each size runs
 in a child process (peak memory measured); figures: time to the first realization, to the first
-10 rows, to all of them (families folded), against a whole-database clingo baseline in the same
+10 rows, to all of them (families folded; loading the CSV files and the state's constraint check
+are shown apart, as load+state), the same for a second request ``+manager(e6, h78).`` on the same
+database (the state's one-time lookup tables are then built), against a whole-database clingo baseline in the same
 run (every base fact may be deleted, e5 may join any department and h77 head any; clingo
 enumerates the subset-minimal change sets). ``--workload insertion-recursive`` adds the chain of
 command: heads are employees of the parent department (a tree, fan-out 10) and the request is
@@ -60,6 +62,7 @@ reports_to(E, H) :- manager(E, M), reports_to(M, H).
 """
 PER_DEPARTMENT = 100
 INSERTION_REQUEST = {"insertion": "+manager(e5, h77).", "insertion-recursive": "+reports_to(e5, h77)."}
+WARM_REQUEST = {"insertion": "+manager(e6, h78).", "insertion-recursive": "+reports_to(e6, h78)."}
 
 
 def write_org_chart(n: int, directory: Path, recursive: bool = False) -> Path:
@@ -96,7 +99,15 @@ def insertion_child(workload: str, n: int, directory: str) -> dict:
     t0 = time.perf_counter()
     proposal = db.propose(INSERTION_REQUEST[workload], on_realization=lambda r: times.append(time.perf_counter() - t0))
     total = time.perf_counter() - t0
+    # A second request on the same database: the one-time costs of a state (the dictionary's
+    # lookup table, join indexes) are paid by the first request, as in a server or a session.
+    warm: list[float] = []
+    t0 = time.perf_counter()
+    db.propose(WARM_REQUEST[workload], on_realization=lambda r: warm.append(time.perf_counter() - t0))
+    warm_total = time.perf_counter() - t0
     return {
+        "warm_first": warm[0] if warm else None,
+        "warm_all": warm_total,
         "load": load,
         "state": state,
         "first": times[0] if times else None,
@@ -178,7 +189,7 @@ def run_insertion(args) -> int:
         r = ours.report
         b = base.report if base and base.status == "ok" else {}
         if ours.status != "ok":
-            rows.append([f"{n:,}", ours.status, "-", "-", "-", f"{ours.peak_mb:.0f}", "-", "-", "-", ours.error])
+            rows.append([f"{n:,}", ours.status, "-", "-", "-", "-", f"{ours.peak_mb:.0f}", "-", "-", "-", ours.error])
             continue
         if base is None:
             shown, ratio = "skipped", "-"
@@ -188,19 +199,19 @@ def run_insertion(args) -> int:
             shown = f">{args.baseline_timeout:.0f} ({b.get('models', 0)} found)" if b else base.status
             ratio = f">{args.baseline_timeout / r['all']:.0f}x" if b else "-"
         rows.append([
-            f"{n:,}", seconds(r["first"]), seconds(r["tenth"]), seconds(r["all"]), f"{r['load']:.1f}+{r['state']:.1f}",
+            f"{n:,}", seconds(r["first"]), seconds(r["tenth"]), seconds(r["all"]), f"{seconds(r['warm_first'])}/{seconds(r['warm_all'])}", f"{r['load']:.1f}+{r['state']:.1f}",
             f"{ours.peak_mb:.0f}", f"{r['rows']} ({r['members']:,})", r["status"], shown, ratio,
         ])
         saved.append({"n": n, "nablog": r, "peak_mb": ours.peak_mb, "baseline": b or (base.status if base else None)})
         print(f"n={n:,}: {json.dumps({k: v for k, v in r.items() if k != 'shown'})}, peak {ours.peak_mb:.0f} MB, baseline {shown}", flush=True)
     print_table(
         f"{args.workload}: {INSERTION_REQUEST[args.workload]} on the org chart (seconds; families folded; rows (members))",
-        ["base facts", "first", "first 10", "all", "load+state", "peak MB", "rows", "status", "clingo all", "clingo/nablog"],
+        ["base facts", "first", "first 10", "all", "2nd request first/all", "load+state", "peak MB", "rows", "status", "clingo all", "clingo/nablog"],
         rows,
     )
     if len(saved) > 1 and saved[0]["nablog"]["first"] and saved[-1]["nablog"]["first"]:
         first, last = saved[0]["nablog"], saved[-1]["nablog"]
-        print(f"\ntime to the first realization, largest vs smallest: {last['first'] / first['first']:.2f}x (target 2x); largest: first {last['first']:.2f} s (target 1 s), all {last['all']:.2f} s (target 5 s), peak {saved[-1]['peak_mb']:.0f} MB (target 2048)")
+        print(f"\ntime to the first realization, largest vs smallest: {last['first'] / first['first']:.2f}x, second request {last['warm_first'] / first['warm_first']:.2f}x (target 2x); largest: first {last['first']:.2f} s (target 1 s), all {last['all']:.2f} s (target 5 s), peak {saved[-1]['peak_mb']:.0f} MB (target 2048)")
     if saved:
         print("rows of the largest:", *saved[-1]["nablog"]["shown"], sep="\n  ")
     return 0

@@ -352,6 +352,7 @@ class Relevance:
         # Values an existential variable does not take: the non-representatives of classes of
         # interchangeable values (see :mod:`nablog.solver.symmetry`).
         self.conceal = conceal
+        self._domains: dict[tuple, list[Constant]] = {}
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
         self._round = 1
@@ -376,19 +377,22 @@ class Relevance:
         return list(self.problem.fresh)
 
     def _domain(self, var: Var, rule: Rule, round_: int) -> list[Constant]:
-        if self.herbrand:
-            values = set(self.universe)
-        else:
-            values = set()
-            for b in rule.body:
-                if isinstance(b, Literal):
-                    for i, t in enumerate(b.atom.args):
-                        if t == var:
-                            values |= self.state.values(b.atom.pred, i)
-                            values |= {row[i] for row in self.state.plus.get(b.atom.pred, ()) if row[i] not in self.problem.fresh}
-        if self.conceal is not None:
-            values = [v for v in values if not self.conceal(v)]
-        values = sorted(values, key=constant_sort_key)
+        places = [(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if t == var]
+        # The same domain is asked once per goal (a recursive rule: once per employee); it only
+        # changes when a relation it reads may gain tuples or a fresh constant is made.
+        key = (id(rule), var, tuple(places), self.herbrand, tuple(len(self.state.plus.get(p, ())) for p, _ in places), len(self.problem.fresh))
+        values = self._domains.get(key)
+        if values is None:
+            if self.herbrand:
+                found = set(self.universe)
+            else:
+                found = set()
+                for pred, i in places:
+                    found |= self.state.values(pred, i)
+                    found |= {row[i] for row in self.state.plus.get(pred, ()) if row[i] not in self.problem.fresh}
+            if self.conceal is not None:
+                found = [v for v in found if not self.conceal(v)]
+            values = self._domains[key] = sorted(found, key=constant_sort_key)
         return values + self._fresh_for_round(round_)
 
     # -- rule instances -------------------------------------------------------------------------------

@@ -101,3 +101,15 @@ def test_a_realization_drawing_two_values_of_a_class_is_solved_unfolded():
     members = [m for r in folded for m in r.members()]
     assert len(members) == 380
     assert sorted(map(_key, members)) == sorted(map(_key, unfolded))
+
+
+def test_a_limit_on_a_folded_proposal_gives_a_prefix_and_the_family_is_an_orbit():
+    from tests.solver.test_scale import REQUEST, org_chart
+
+    db = org_chart(100, 3)
+    full = db.propose(REQUEST)
+    assert [r.size for r in full] == [2, 2, 3, 4] and full[3].family.interchangeable
+    assert len(full[3].family) == 98 and full[3].family.condition == "D, V1: dept_head(D, V1) holds now, D not d5, d77 (98 values)"
+    for limit in (1, 2, 3):
+        bounded = db.propose(REQUEST, limit=limit)
+        assert (bounded.status, bounded.realizations) == ("bounded", full.realizations[:limit])
