@@ -151,6 +151,8 @@ def propose(
         insert, delete, fresh = canonical(insert, delete, fresh_names)
         if (insert, delete) not in found:
             found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason, certified)
+            if on_realization:  # the streaming methods (tableaux) hand each on as it is found
+                on_realization(found[(insert, delete)])
         return limit is None or len(found) < limit
 
     if method == "transform":
