@@ -6,18 +6,27 @@
        tc(X, Y) :- e(X, Y).   tc(X, Y) :- e(X, Z), tc(Z, Y).
 
    ``-tc(s, t)`` has ``wᵏ`` explanations (the paths) and its realizations are the minimal edge
-   cuts. Measured per size, each in its own process (time and peak memory): the update tableau
-   streaming its first 100 minimal realizations (``tableaux``, Algorithms 3, 4, the tableau alone),
-   the materialized variant's first 100 branches (Algorithms 5, 6 as written: no minimality test),
-   ``Database.propose`` with ``method="tableaux"`` and ``"asp"`` and ``limit=100`` (nablog's
-   whole answer, with its verification of every realization), and the peer: enumerate every
-   explanation (kernel), then PySAT's Hitman for the first 100 minimal hitting sets.
-2. **Insertion through a join and a projection with constraints.** Seed 003's Example 1 scaled:
-   N staff in N/10 groups, one chair per group, a group has one chair and a chair one group;
-   insert ``staff_chair(p0, c1)``. Every method answers in full; times as ratios against ``asp``.
+   cuts. Measured per size, each in its own process (wall and CPU time, peak memory): the update
+   tableau streaming its first 100 minimal realizations (``tableaux``, Algorithms 3, 4, from the
+   request to the 100th certified realization), the materialized variant's stream of minimal
+   realizations (``tableaux-materialized``: branches shrunk to minimal ones), its first 100
+   branches as written (Algorithms 5, 6: no minimality test, hitting sets possibly non-minimal),
+   ``Database.propose`` with each method and ``limit=100`` (nablog's whole answer, every
+   realization verified on the database), and the peer: enumerate every explanation (kernel),
+   then PySAT's Hitman for the first 100 minimal hitting sets.
+2. **Insertion through joins and projections with constraints**, every method with ``limit=100``
+   (time to the first realization and to the answer; asp folds families, the others list each
+   member): seed 003's Example 1 scaled (1,000 staff in 100 groups, a group has one chair and a
+   chair one group, ``+staff_chair(p0, c1)``, answered in full); the org chart of
+   ``bench/propose.py`` (``manager(E, H) :- emp_dept(E, D), dept_head(D, H).``, a key and one
+   head per department, ``+manager(e5, h77).``) at 10⁴–10⁶ facts; and Mondial
+   (``/work/shared/data/mondial``, ~10⁴ facts): ``member_continent(O, K) :- is_member(C, O),
+   on_continent(C, K).`` with two inclusion constraints, inserting a continent for the largest
+   organization without a European member.
 3. **Agreement.** On instances small enough for clingo, the four methods' realization sets.
 
-Run:  .venv/bin/python bench/tableaux.py [--quick] [--dag 10x4,10x5,10x6] [--staff 1000,10000] [--timeout S]
+Run:  .venv/bin/python bench/tableaux.py [--quick] [--dag 10x4,10x5,10x6] [--org 10000,100000,1000000]
+          [--timeout S] [--sections dag,insertion,agreement]
 """
 
 from __future__ import annotations
@@ -61,6 +70,56 @@ def chairs(n: int) -> dict[str, set]:
 
 
 CHAIRS_REQUEST = "+staff_chair(p0, c1)."
+MONDIAL_RULES = """
+member_continent(O, K) :- is_member(C, O), on_continent(C, K).
+#constraint member_is_country :- is_member(C, O), not country(C).
+#constraint continent_exists :- on_continent(C, K), not continent(K).
+"""
+METHODS = ("asp", "tableaux", "tableaux-materialized", "transform")
+AGREEMENT_TIMEOUT = 120  # per method and instance: a timeout is shown as such, not as agreement
+
+
+def mondial() -> tuple[Database, str]:
+    """Mondial's memberships and continents, and a request inserting a continent for the largest
+    organization without a European member."""
+    import csv
+    from collections import defaultdict
+
+    from common import shared_data
+
+    def rows(table: str, *cols: str) -> set[tuple]:
+        with open(shared_data() / "mondial" / "csv" / f"{table}.csv", newline="") as f:
+            return {tuple(r[c] for c in cols) for r in csv.DictReader(f) if all(r[c] for c in cols)}
+
+    members, continents = rows("isMember", "Country", "Organization"), rows("encompasses", "Country", "Continent")
+    on: dict[str, set] = defaultdict(set)
+    for c, k in continents:
+        on[c].add(k)
+    by_org: dict[str, set] = defaultdict(set)
+    for c, o in members:
+        by_org[o].add(c)
+    _, org = max((len(cs), o) for o, cs in by_org.items() if not any("Europe" in on[c] for c in cs))
+    facts = {"is_member": members, "on_continent": continents, "country": rows("Country", "Code"), "continent": rows("Continent", "Name")}
+    return Database(parse(MONDIAL_RULES), facts), f'+member_continent("{org}", "Europe").'
+
+
+def insertion_database(workload: str, n: int) -> tuple[Database, str]:
+    if workload == "chairs":
+        return Database(parse(CHAIRS), chairs(n)), CHAIRS_REQUEST
+    if workload == "mondial":
+        return mondial()
+    import shutil
+    import tempfile
+
+    from propose import INSERTION_REQUEST, write_org_chart
+
+    directory = Path(tempfile.mkdtemp(prefix="nablog-tableaux-org-"))
+    try:
+        db = Database.from_files(write_org_chart(n, directory), data=[str(directory)])
+        db.python_model()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return db, INSERTION_REQUEST["insertion"]
 
 
 # -- measurements, each in a child process ---------------------------------------------------------
@@ -71,21 +130,20 @@ def child(kind: str, args: list[str]) -> dict:
     if kind.startswith("dag-"):
         w, k = map(int, args)
         db = Database(parse(TC), {"e": layered_dag(w, k)})
-        db.python_model()
         request = "-tc(s,t)."
     else:
-        n = int(args[0])
-        db = Database(parse(CHAIRS), chairs(n))
-        db.python_model()
-        request = CHAIRS_REQUEST
+        db, request = insertion_database(args[0], int(args[1]))
+    db.python_model()
+    db.violations()  # the state's own work, kept between requests
     load = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    count = 0
-    if kind in ("dag-tableaux", "dag-materialized"):
+    t0, c0 = time.perf_counter(), time.process_time()
+    count, first = 0, []
+    if kind in ("dag-tableaux", "dag-materialized", "dag-as-written"):
         from nablog.solver.tableaux import request_tableau
 
-        tableau = request_tableau(db.rules, db.facts, db.python_model(), request, materialized=kind == "dag-materialized")
-        count = sum(1 for _ in itertools.islice(tableau.realizations(), FIRST))
+        tableau = request_tableau(db.rules, db.facts, db.python_model(), request, materialized=kind != "dag-tableaux")
+        stream = tableau.realizations() if kind == "dag-as-written" else tableau.minimal_realizations()
+        count = sum(1 for _ in itertools.islice(stream, FIRST))
     elif kind == "dag-peer":
         from pysat.examples.hitman import Hitman
 
@@ -104,34 +162,52 @@ def child(kind: str, args: list[str]) -> dict:
                 count += 1
     else:
         method = kind.split(":", 1)[1]
-        proposal = db.propose(request, method=method, limit=FIRST if kind.startswith("dag") else None, timeout=TIMEOUT)
+        limit = None if args[0] == "chairs" else FIRST
+        proposal = db.propose(request, method=method, limit=limit, timeout=TIMEOUT, on_realization=lambda r: first.append(time.perf_counter() - t0))
         count = len(proposal)
-    elapsed = time.perf_counter() - t0
-    return {"seconds": elapsed, "load": load, "count": count, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        if proposal.status == "timeout":
+            count = f"{count} (timeout)"
+    return {
+        "seconds": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0,
+        "first": first[0] if first else None,
+        "load": load,
+        "count": count,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def measure(kind: str, args: list[str], timeout: float) -> dict:
     run = run_child([sys.executable, __file__, "--child", kind, *args], timeout)
     if run.status != "ok":
-        return {"status": run.status, "error": run.error, "peak_mb": run.peak_mb}
-    return {"status": "ok", **run.report, "peak_mb": run.peak_mb}
+        return {"status": run.status, "error": run.error, "peak_mb": run.peak_mb, "limit": timeout}
+    return {"status": "ok", **run.report, "peak_mb": run.peak_mb, "limit": timeout}
 
 
 def fmt(m: dict, key: str = "seconds") -> str:
     if m.get("status") != "ok":
         return m.get("status", "?")
-    return f"{m[key]:.2f}"
+    return "-" if m.get(key) is None else f"{m[key]:.2f}"
 
 
-def ratio(a: dict, b: dict) -> str:
-    if a.get("status") == "ok" and b.get("status") == "ok" and b["seconds"] > 0:
-        return f"{a['seconds'] / b['seconds']:.1f}x"
+def ratio(a: dict, b: dict, key: str = "seconds") -> str:
+    if a.get("status") == "ok" and b.get("status") == "ok" and b[key] > 0:
+        return f"{a[key] / b[key]:.1f}x"
     if a.get("status") == "timeout" and b.get("status") == "ok":
-        return f"> {a.get('limit', 0) / max(b['seconds'], 1e-9):.0f}x"
+        return f"> {a['limit'] / max(b[key], 1e-9):.0f}x"
+    return "-"
+
+
+def per_realization(a: dict, b: dict) -> str:
+    """``a``'s CPU time per realization over ``b``'s."""
+    if a.get("status") == "ok" and b.get("status") == "ok" and a["count"] and b["count"]:
+        return f"{(a['cpu'] / a['count']) / (b['cpu'] / b['count']):.2f}"
     return "-"
 
 
 # -- the sections ---------------------------------------------------------------------------------
+
+DAG_KINDS = ("dag-tableaux", "dag-materialized", "dag-as-written", "dag-propose:tableaux", "dag-propose:tableaux-materialized", "dag-propose:asp", "dag-peer")
 
 
 def dag_section(sizes: list[tuple[int, int]], timeout: float, peer_max: int) -> dict:
@@ -139,61 +215,77 @@ def dag_section(sizes: list[tuple[int, int]], timeout: float, peer_max: int) -> 
     for w, k in sizes:
         args = [str(w), str(k)]
         got = {}
-        for kind in ("dag-tableaux", "dag-materialized", "dag-propose:tableaux", "dag-propose:asp", "dag-peer"):
+        for kind in DAG_KINDS:
             if kind == "dag-peer" and w**k > peer_max:
                 got[kind] = {"status": "skipped"}
                 continue
-            got[kind] = measure(kind, args, timeout) | {"limit": timeout}
+            got[kind] = measure(kind, args, timeout)
+            print(f"  {w}x{k} {kind}: {json.dumps(got[kind])}", flush=True)
         data[f"{w}x{k}"] = got
-        t, mat, tp, ap, peer = (got[k] for k in ("dag-tableaux", "dag-materialized", "dag-propose:tableaux", "dag-propose:asp", "dag-peer"))
-        per = "-"
-        if t.get("status") == "ok" and mat.get("status") == "ok" and t["count"] and mat["count"]:
-            per = f"{(mat['seconds'] / mat['count']) / (t['seconds'] / t['count']):.2f}"
+        t, mat, raw, tp, mp, ap, peer = (got[x] for x in DAG_KINDS)
         rows.append([
-            f"{w}x{k}", f"{w**k:,}", fmt(t), f"{t.get('peak_mb', 0):.0f}", fmt(mat), per, fmt(tp), fmt(ap), fmt(peer),
-            f"{peer.get('peak_mb', 0):.0f}" if peer.get("status") == "ok" else "-", ratio(peer, t),
+            f"{w}x{k}", f"{w**k:,}", f"{fmt(t)} / {fmt(t, 'cpu')}", f"{t.get('peak_mb', 0):.0f}",
+            fmt(mat, "cpu"), per_realization(mat, t), per_realization(raw, t),
+            fmt(tp, "cpu"), fmt(mp, "cpu"), fmt(ap, "cpu"),
+            f"{fmt(peer)} / {fmt(peer, 'cpu')}", f"{peer.get('peak_mb', 0):.0f}" if peer.get("status") == "ok" else "-",
+            ratio(peer, t, "cpu") if peer.get("status") == "ok" else ratio(peer, t),
         ])
     print_table(
-        f"deletion -tc(s,t) over a layered DAG: first {FIRST} minimal realizations (seconds; peak MB)",
-        ["w x k", "explanations", "tableau", "MB", "materialized", "mat/min per real.", "propose tableaux", "propose asp", "peer: kernels+Hitman", "peer MB", "peer/tableau"],
+        f"deletion -tc(s,t) over a layered DAG: first {FIRST} minimal realizations (seconds: wall / CPU, or CPU; peak MB)",
+        ["w x k", "explanations", "tableau", "MB", "materialized", "mat/min per real.", "as written/min per real.",
+         "propose tableaux", "propose materialized", "propose asp", "peer: kernels+Hitman", "peer MB", "peer/tableau (CPU)"],
         rows,
     )
     return data
 
 
-def insertion_section(sizes: list[int], timeout: float) -> dict:
+def insertion_section(workloads: list[tuple[str, int]], timeout: float) -> dict:
     rows, data = [], {}
-    methods = ("asp", "tableaux", "tableaux-materialized", "transform")
-    for n in sizes:
-        got = {m: measure(f"chairs-propose:{m}", [str(n)], timeout) | {"limit": timeout} for m in methods}
-        data[str(n)] = got
+    for workload, n in workloads:
+        got = {m: measure(f"ins-propose:{m}", [workload, str(n)], timeout) for m in METHODS}
+        for m in METHODS:
+            print(f"  {workload} {n} {m}: {json.dumps(got[m])}", flush=True)
+        data[f"{workload}-{n}"] = got
         asp = got["asp"]
-        rows.append([f"{n:,}"] + [f"{fmt(got[m])} ({got[m].get('count', '-')})" for m in methods] + [ratio(got[m], asp) for m in methods[1:]])
+        facts = "~10,500" if workload == "mondial" else f"{n + max(2, n // 10):,}" if workload == "chairs" else f"{n:,}"
+        rows.append(
+            [workload, facts]
+            + [f"{fmt(got[m], 'first')} / {fmt(got[m])} ({got[m].get('count', '-')})" for m in METHODS]
+            + [ratio(got[m], asp) for m in METHODS[1:]]
+        )
     print_table(
-        f"insertion {CHAIRS_REQUEST} through a join and a projection with two constraints (seconds (realizations))",
-        ["staff", *methods, "tableaux/asp", "materialized/asp", "transform/asp"],
+        f"insertion through a join and a projection with constraints, first {FIRST} realizations "
+        "(chairs: all): seconds to the first / to the answer (realizations; asp folds families)",
+        ["workload", "facts", *METHODS, "tableaux/asp", "materialized/asp", "transform/asp"],
         rows,
     )
     return data
 
 
 def agreement_section() -> dict:
+    example_2 = "p :- a, e. q :- a, f. p :- b, f. q :- b, e. p :- q. q :- a. #base b/0. a. e. f. :- b."
     cases = [
+        ("seed 003 Example 1", Database.from_files(Path(__file__).resolve().parent.parent / "nablog" / "examples" / "chairs.lp"), "+staff_chair(aravindan, gerhard)."),
+        ("seed 003 Example 2", Database.from_text(example_2), "-p."),
         ("layered DAG 3x2", Database(parse(TC), {"e": layered_dag(3, 2)}), "-tc(s,t)."),
-        ("Example 1 scaled, 40 staff", Database(parse(CHAIRS), chairs(40)), CHAIRS_REQUEST),
-        (
-            "seed 003 Example 1",
-            Database.from_files(Path(__file__).resolve().parent.parent / "nablog" / "examples" / "chairs.lp"),
-            "+staff_chair(aravindan, gerhard).",
-        ),
+        ("Example 1 scaled, 200 staff", Database(parse(CHAIRS), chairs(200)), CHAIRS_REQUEST),
+        ("org chart, 1,000 facts", *insertion_database("org", 1000)),
+        ("Mondial memberships", *mondial()),
     ]
     rows, data = [], {}
     for name, db, request in cases:
-        sets = {m: {(r.insert, r.delete) for r in db.propose(request, method=m, timeout=120)} for m in ("asp", "transform", "tableaux", "tableaux-materialized")}
+        sets, counts = {}, {}
+        for m in METHODS:
+            t0 = time.perf_counter()
+            proposal = db.propose(request, method=m, timeout=AGREEMENT_TIMEOUT)
+            # asp folds families: compared member by member
+            sets[m] = {(x.insert, x.delete) for r in proposal for x in r.members()}
+            counts[m] = f"{len(sets[m])}" + ("" if proposal.status == "complete" else f" ({proposal.status})")
+            print(f"  {name} {m}: {counts[m]} in {time.perf_counter() - t0:.1f} s", flush=True)
         same = len({frozenset(s) for s in sets.values()}) == 1
-        rows.append([name, request, str(len(sets["asp"])), "identical" if same else "DIFFER: " + json.dumps({m: len(s) for m, s in sets.items()})])
-        data[name] = {m: len(s) for m, s in sets.items()} | {"identical": same}
-    print_table("the four methods on instances small enough for clingo", ["instance", "request", "realizations", "sets"], rows)
+        rows.append([name, request, counts["asp"], "identical" if same else "DIFFER: " + json.dumps(counts)])
+        data[name] = counts | {"identical": same}
+    print_table("the four methods on instances small enough for clingo (realizations, families unfolded)", ["instance", "request", "realizations", "sets"], rows)
     return data
 
 
@@ -201,22 +293,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="small sizes only")
-    parser.add_argument("--dag", default="10x3,10x4,10x5,10x6", help="w x k sizes, comma-separated")
-    parser.add_argument("--staff", default="1000,10000", help="sizes of the scaled Example 1 (staff)")
+    parser.add_argument("--dag", default="10x3,10x4,10x5,10x6,10x7", help="w x k sizes, comma-separated")
+    parser.add_argument("--org", default="10000,100000,1000000", help="org chart sizes (facts)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per measurement")
     parser.add_argument("--peer-max", type=float, default=1e6, help="largest number of explanations the peer is run on")
+    parser.add_argument("--sections", default="dag,insertion,agreement", help="which sections to run")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1:])))
         return
     if args.quick:
-        args.dag, args.staff, args.timeout = "4x3,10x3,10x4", "200", 120
+        args.dag, args.org, args.timeout = "4x3,10x3,10x4", "10000", 120
     dag = [tuple(int(x) for x in s.split("x")) for s in args.dag.split(",") if s]
-    staff = [int(s) for s in args.staff.split(",") if s]
+    workloads = [("chairs", 1000), *(("org", int(n)) for n in args.org.split(",") if n), ("mondial", 0)]
+    sections = args.sections.split(",")
     results = {"environment": environment()}
-    results["dag"] = dag_section(dag, args.timeout, int(args.peer_max))  # type: ignore[arg-type]
-    results["insertion"] = insertion_section(staff, args.timeout)
-    results["agreement"] = agreement_section()
+    if "dag" in sections:
+        results["dag"] = dag_section(dag, args.timeout, int(args.peer_max))  # type: ignore[arg-type]
+    if "insertion" in sections:
+        results["insertion"] = insertion_section(workloads, args.timeout)
+    if "agreement" in sections:
+        results["agreement"] = agreement_section()
     print(f"\nsaved to {save_results('tableaux', results)}")
     print("(figures are from a shared machine: compare the ratios within a run, not across runs)")
 

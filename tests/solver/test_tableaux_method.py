@@ -127,6 +127,20 @@ def test_cli_propose_with_the_tableaux_methods_and_explain_tableau(capsys, tmp_p
     assert dot.read_text().startswith("digraph tableau {")
 
 
+def test_the_tableaux_methods_stream_each_realization_as_found(capsys, tmp_path):
+    import json
+
+    from nablog.cli import main
+
+    path = tmp_path / "example2.lp"
+    path.write_text(EXAMPLE_2)
+    for method in ("tableaux", "tableaux-materialized"):
+        assert main(["propose", str(path), "-p.", "--method", method, "--stream", "--json"]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [line.get("realization", {}).get("delete") for line in lines] == [["a"], None], method
+        assert lines[1]["status"] == "complete"
+
+
 def test_regression_the_change_set_transform_once_proposed_is_shrunk_to_the_realization():
     # Issue 10: "+(b(new1), c(1,1)) -(b(1),)" for p(X) :- c(X,X), not b(X). did not verify as
     # minimal and stopped the method; change sets are now verified and shrunk.
