@@ -208,7 +208,21 @@ def propose(
                 stream(realization)
 
     try:
-        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding)
+        proposal = _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding)
+        exact = folding.exact_size if folding is not None else None
+        if exact is None or proposal.status != "complete":
+            return proposal
+        if not len(proposal):
+            # "No realization" is not known while values were hidden: one may draw more values
+            # of a class than there are representatives.
+            raise Unfoldable
+        # Every realization of up to `exact` changes is listed; a larger one drawing more values
+        # of one class than were grounded could be missing, so the answer is not called complete.
+        return replace(
+            proposal,
+            status="bounded",
+            message=proposal.message + f"; interchangeable values were folded: every realization of up to {exact} changes is listed, a larger one drawing more values of one class may not be (families=False grounds every value)",
+        )
     except Unfoldable:
         # A realization over representatives that is not one value's orbit: ground every value.
         if progress:
@@ -227,7 +241,9 @@ def _folding(rules: Program, model, base: set[str], request: Request, protected:
     distinguished = set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}
     distinguished |= {v for p in protected if not isinstance(p, str) for v in p[1]}
     width = max((len({v for b in body for v in b.variables()}) for body in bodies), default=2)
-    return Folding.of(rules, {p: model[p] for p in read if p in model}, read, distinguished, least=symmetry.FOLD_LEAST, representatives=max(2, width))
+    arity = max((len(next(iter(model[p]))) for p in read if p in model and len(model[p])), default=1)
+    # Enough representatives that change sets of up to EXACT_SIZE facts are searched exactly.
+    return Folding.of(rules, {p: model[p] for p in read if p in model}, read, distinguished, least=symmetry.FOLD_LEAST, representatives=max(2, width, symmetry.EXACT_SIZE * arity))
 
 
 def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding) -> Proposal:

@@ -40,6 +40,10 @@ from .realization import sorted_atoms
 FOLD_LEAST = 16
 """Fewest values a class has for folding to pay: smaller classes are grounded value by value."""
 
+EXACT_SIZE = 4
+"""Change sets of up to this many facts are found folded exactly as unfolded (see
+:attr:`Folding.exact_size`): each class keeps that many times the widest arity representatives."""
+
 _M1, _M2, _M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
@@ -155,7 +159,21 @@ class Folding:
         rank = np.arange(len(members)) - np.repeat(starts, np.diff(np.r_[starts, len(members)]))
         shown = np.zeros(n, bool)
         shown[members[rank < representatives]] = True
-        return cls({p: arrays[p] for p in preds}, dictionary, private, class_of, shown)
+        folding = cls({p: arrays[p] for p in preds}, dictionary, private, class_of, shown)
+        folding.representatives = representatives
+        return folding
+
+    @property
+    def exact_size(self) -> int | None:
+        """The largest change set the folded search is known to find as the unfolded one does,
+        or None when no value is hidden. A change set of s facts names at most s × (widest
+        arity) values of a class, and with at least that many representatives every such change
+        set has an image over them (any permutation of a class is an automorphism); a larger
+        one may draw more values of a class than there are representatives."""
+        if not ((self._class_of >= 0) & ~self._shown).any():
+            return None  # every value of every class is grounded: nothing is hidden
+        width = max((rows.shape[1] for rows in self._relations.values()), default=1)
+        return self.representatives // max(1, width)
 
     def hides(self, value) -> bool:
         """Whether ``value`` stands in a class without being one of its representatives."""
