@@ -108,8 +108,13 @@ class Stores:
         if not self.stores:
             raise NablogError("no fact store to commit to", hint="give program files or data sources")
         anchor = self.stores[0].location.absolute()
+        # Before the version joined the commit journal, a database read from a data directory kept
+        # its number beside the directory, not in it: read there until the first numbered commit.
+        self._legacy_version: Path | None = None
         try:
             self.base = anchor.resolve() if anchor.is_dir() else anchor.resolve().parent
+            if anchor.is_dir():
+                self._legacy_version = self.base.parent / STATE_DIR / VERSION_FILE
         except OSError:  # a name the system refuses: reading it will say so
             self.base = anchor.parent
         self.state = self.base / STATE_DIR
@@ -213,6 +218,8 @@ class Stores:
     def version(self) -> int:
         """The number of the last commit numbered by ``version=`` (0 when none was)."""
         path = self.state / VERSION_FILE
+        if not path.exists() and self._legacy_version is not None and self._legacy_version.exists():
+            path = self._legacy_version
         if not path.exists():
             return 0
         text = path.read_text(encoding="utf-8").strip()

@@ -490,3 +490,19 @@ def test_an_apply_parses_the_program_file_a_fixed_number_of_times(tmp_path, monk
     db = Database.from_files(*paths)
     db.apply(Delta.parse(CHANGE))
     assert len(calls) == 3
+
+
+def test_a_data_directory_keeps_the_version_numbered_before_the_version_joined_the_journal(tmp_path, monkeypatch):
+    # Found by review: a database read from a data directory only kept its number beside the
+    # directory (../.nablog/version); numbering must continue from there, not restart at 1.
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "e.csv").write_text("1,2\n")
+    (tmp_path / ".nablog").mkdir()
+    (tmp_path / ".nablog" / "version").write_text("7\n")
+    monkeypatch.chdir(tmp_path)
+    db = Database.from_files(data=["data"])
+    assert db.version == 7
+    db.commit(["e(3,4)"])
+    assert Database.from_files(data=["data"]).version == 8
+    assert (data / ".nablog" / "version").read_text().strip() == "8"
