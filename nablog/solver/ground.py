@@ -279,7 +279,7 @@ def _compute(computed: list[tuple[Var, Term]], binding: dict[Var, Constant]) -> 
         yield from _compute(rest, {**binding, var: value})
 
 
-def refuse_aggregates(program: Program, what: str) -> None:
+def refuse_aggregates(program: Program, what: str, hint: str = "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved") -> None:
     """Aggregates have no encoding in the ground problems of view updating and repair yet: say so
     rather than answer wrongly."""
     for statement in (*program.rules, *program.denials):
@@ -288,7 +288,7 @@ def refuse_aggregates(program: Program, what: str) -> None:
                 raise NablogError(
                     f"{what} does not handle aggregates yet: '{element}' is used by '{statement}'",
                     element.loc or statement.loc,
-                    "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved",
+                    hint,
                 )
 
 
