@@ -37,6 +37,7 @@ from ..engines import Engine, PythonEngine
 from ..engines.encoding import EncodedRelation
 from ..engines.violations import Violation, find_violations, name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Var, row_sort_key
+from ..lang.ast import Aggregate
 from ..solver.ground import GroundAtom
 from .constraints import ConstraintInfo, FdShape, constraint_infos
 
@@ -329,8 +330,10 @@ def _falsifier(info: ConstraintInfo, binding: Mapping[Var, Constant]) -> Falsifi
     body = name_anonymous(constraint.body)
     positive, negative, missing, comparisons = [], [], [], []
     for b in body:
-        if isinstance(b, Comparison):
+        if isinstance(b, Comparison) and all(v in binding for v in b.variables()):
             comparisons.append(Comparison(b.op, _value(b.left, binding), _value(b.right, binding)))
+        elif isinstance(b, (Aggregate, Comparison)):
+            continue  # an aggregate's group is no ground atom (a repair through it grounds the program whole)
         elif b.positive:
             positive.append((b.atom.pred, tuple(_value(t, binding) for t in b.atom.args)))
         else:

@@ -134,10 +134,10 @@ def whole_problem(
 class WholeAsp(AspProblem):
     """:class:`AspProblem`'s enumeration and explanation over a :class:`WholeProblem`."""
 
-    def __init__(self, problem: WholeProblem, deadline: float | None = None):
+    def __init__(self, problem: WholeProblem, deadline: float | None = None, weights: Mapping[int, tuple[int, int]] | None = None):
         self.problem = problem
         self.deadline = deadline
-        self.weights = None
+        self.weights = dict(weights) if weights else None
         self.switches = problem.switch_names
         self.choices = problem.candidates  # (by_size counts them)
 
@@ -147,12 +147,17 @@ class WholeAsp(AspProblem):
 
     def _control(self, minimal: bool, off: set[int] = frozenset(), enumerate_all: bool = False) -> clingo.Control:
         args = ["--warn=none"]
-        if minimal and self.problem.candidates:
+        program = self.problem.program
+        if minimal and self.weights:
+            args += ["--heuristic=Domain", "--opt-mode=optN", "--opt-strategy=usc", "0"]
+            terms = [f"{w}@{p},{k} : ch({k})" for k, (w, p) in sorted(self.weights.items()) if w]
+            program += "\n#minimize { " + "; ".join(terms) + " }." if terms else ""
+        elif minimal and self.problem.candidates:
             args += ["--heuristic=Domain", "--enum-mode=domRec", "0"]
         elif enumerate_all:
             args += ["--heuristic=Domain", "0"]
         control = clingo.Control(args)
-        control.add("base", [], self.problem.program)
+        control.add("base", [], program)
         control.ground([("base", [])])
         for i in range(len(self.switches)):
             control.assign_external(clingo.Function("on", [clingo.Number(i)]), i not in off)
@@ -170,9 +175,11 @@ class WholeAsp(AspProblem):
             yield size, change_sets, status
 
 
-def asp_problem(problem: GroundProblem, deadline: float | None = None) -> AspProblem:
+def asp_problem(problem: GroundProblem, deadline: float | None = None, weights: Mapping[int, tuple[int, int]] | None = None) -> AspProblem:
     """The clingo problem that enumerates ``problem``'s change sets."""
-    return WholeAsp(problem, deadline) if isinstance(problem, WholeProblem) else AspProblem(problem, deadline=deadline)
+    if isinstance(problem, WholeProblem):
+        return WholeAsp(problem, deadline, weights)
+    return AspProblem(problem, weights, deadline=deadline)
 
 
 def _relevant(rules: Program, start: set[str]) -> set[str]:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from nablog import Database
 from nablog.lang import Atom, NablogError, parse
+from nablog.repair.tables import repair
 
 from ..strategies import examples
 
@@ -40,10 +41,11 @@ def clingo_model(text: str) -> set[str]:
     return set()  # a denial is violated: no model
 
 
-def brute_force(rules: str, facts: dict[str, set], request: tuple[str, str], universe: list, most: int | None = None) -> set:
-    """The subset-minimal change sets (of at most ``most`` changes) over ``universe``."""
-    changes = [("-" if (v,) in facts[p] else "+", p, v) for p in BASE for v in universe]
-    sign, atom = request
+def brute_force(rules: str, facts: dict[str, set], request: tuple[str, str] | None, universe: list | dict, most: int | None = None) -> set:
+    """The subset-minimal change sets (of at most ``most`` changes) over ``universe`` (or per base
+    relation, ``universe[p]``) after which every constraint and the request (if any) hold."""
+    changes = [("-" if (v,) in facts[p] else "+", p, v) for p in BASE for v in (universe[p] if isinstance(universe, dict) else universe)]
+    sign, atom = request or ("+", "ok")
     minimal: list[int] = []
     sizes = range(len(changes) + 1 if most is None else most + 1)
     masks = (sum(1 << i for i in chosen) for size in sizes for chosen in itertools.combinations(range(len(changes)), size))
@@ -108,18 +110,33 @@ def test_view_updates_through_arithmetic_equal_brute_force(case):
         assert extra in brute_force(rules, facts, (sign, atom), sorted(set(universe[:-1]) | values) + [FRESH])
 
 
-def test_aggregates_are_refused_by_repair_and_the_transform_and_tableaux_methods():
+def test_aggregates_are_refused_by_the_transform_and_tableaux_methods():
     db = Database.from_text("dept(a). works(e1, a). c(D, N) :- dept(D), N = #count{E : works(E, D)}.")
     for method in ("transform", "tableaux", "tableaux-materialized"):
         with pytest.raises(NablogError, match=rf"the {method} method does not handle aggregates yet") as error:
             db.propose("-c(a, 1).", method=method)
         assert "use --method asp" in str(error.value)
-    from nablog.repair.tables import repair
 
-    big = Database.from_text("dept(a). works(e1, a). works(e2, a). :- dept(D), N = #count{E : works(E, D)}, N > 1.")
-    assert [v.constraint for v in big.violations()] == ["<string>:1"]
-    with pytest.raises(NablogError, match="repair does not handle aggregates yet"):
-        repair(big.rules, big.model())
+
+def test_repair_through_an_aggregate_constraint():
+    big = Database.from_text(
+        "dept(a). dept(b). works(e1, a). works(e2, a). works(e3, a). works(e4, b). works(e5, b)."
+        "#constraint two :- dept(D), N = #count{E : works(E, D)}, N > 1. #protect works(e1, a)."
+    )
+    result = repair(big.rules, big.model(), limit=20)
+    assert (result.status, result.case) == ("complete", "general, through aggregates (the program grounded whole)")
+    assert [t.lines() for t in result] == [
+        ["-dept(a)", "-dept(b)"],
+        ["-dept(a)", "-works(e4, b)"],
+        ["-dept(a)", "-works(e5, b)"],
+        ["-dept(b)", "-works(e2, a)", "-works(e3, a)"],
+        ["-works(e2, a)", "-works(e3, a)", "-works(e4, b)"],
+        ["-works(e2, a)", "-works(e3, a)", "-works(e5, b)"],
+    ]
+    assert [t.lines() for t in repair(big.rules, big.model(), limit=20, policy="min-card")] == [t.lines() for t in result][:3]
+    # A required count is met by insertions over the values in use and the program's constants.
+    need = Database.from_text("dept(a). works(e1, a). #require ok. ok :- dept(D), N = #count{E : works(E, D)}, N >= 2.")
+    assert [t.lines() for t in repair(need.rules, need.model(), limit=20)] == [["+works(2, a)"], ["+dept(2)", "+works(2, 2)", "+works(e1, 2)"]]
 
 
 DEPARTMENTS = """
@@ -206,3 +223,28 @@ def test_the_transform_method_refuses_arithmetic():
     with pytest.raises(NablogError, match="the transform method does not handle arithmetic"):
         db.propose("+d(2, 4).", method="transform")
     assert [str(r.insert[0]) for r in db.propose("+d(2, 4).")] == ["n(2)"]
+
+
+AGGREGATE_CONSTRAINTS = [":- #count{X : b(X)} > {k}.", ":- c(X), #count{Y : b(Y), Y < X} >= {k}.", ":- c(X), not p(X).", ":- p(X), c(X)."]
+
+
+@st.composite
+def repair_cases(draw):
+    rules = [draw(st.sampled_from(AGGREGATE_VIEWS)).replace("{k}", str(draw(st.integers(0, 2))))]
+    rules.append(draw(st.sampled_from(AGGREGATE_CONSTRAINTS)).replace("{k}", str(draw(st.integers(0, 2)))))
+    facts = {p: {(v,) for v in draw(st.sets(st.integers(0, 2), max_size=3))} for p in BASE}
+    return "\n".join(rules), facts
+
+
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(repair_cases())
+def test_repairs_through_aggregates_equal_brute_force(case):
+    """Every correction table of up to three changes over each relation's values and the program's
+    constants (no new constants in a repair), as clingo evaluates each state, and no other one."""
+    rules, facts = case
+    db = Database(parse("#base b/1, c/1.\n" + rules), facts)
+    result = repair(db.rules, db.model(), limit=1000)
+    got = {(frozenset(l[1:] for l in t.lines() if l[0] == "+"), frozenset(l[1:] for l in t.lines() if l[0] == "-")) for t in result if len(t.lines()) <= 3}
+    constants = {v for v in parse(rules).constants() if isinstance(v, int)}
+    universe = {p: sorted({r[0] for r in facts[p]} | constants) for p in BASE}
+    assert got == brute_force(rules, facts, None, universe, most=3)
