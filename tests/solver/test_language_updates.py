@@ -125,6 +125,11 @@ def test_repair_through_an_aggregate_constraint():
     )
     result = repair(big.rules, big.model(), limit=20)
     assert (result.status, result.case) == ("complete", "general, through aggregates (the program grounded whole)")
+    # A violated instance shows its aggregate over the instance's group.
+    assert [str(f) for f in result.falsifiers.falsifiers()] == [
+        ":- dept(a), N = #count{E : works(E, a)}, N > 1.",
+        ":- dept(b), N = #count{E : works(E, b)}, N > 1.",
+    ]
     assert [t.lines() for t in result] == [
         ["-dept(a)", "-dept(b)"],
         ["-dept(a)", "-works(e4, b)"],
