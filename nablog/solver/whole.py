@@ -71,11 +71,11 @@ def whole_problem(
     problem.fresh = [_fresh_name(i + 1, universe) for i in range(max_fresh)]
     extra = set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}
 
-    arities = rules.signatures
+    arities = dict(rules.signatures)
     candidates: list[tuple[str, GroundAtom]] = []
     for pred in sorted(relevant & base):
         rows = model.get(pred, ())
-        arity = arities.get(pred, len(next(iter(rows))) if len(rows) else 0)
+        arity = arities.setdefault(pred, len(next(iter(rows))) if len(rows) else 0)
         current = {tuple(r) for r in rows}
         candidates += [("-", (pred, row)) for row in current]
         if herbrand:
@@ -109,7 +109,7 @@ def whole_problem(
             lines.append(f":- ch({k}), on({switch(f'protected fact {_show((pred, row))}')}).")
     # Denials become rules of x_violated(I), so that they are flattened (∄-negation) as rules are.
     statements: list = [_renamed(r) for r in rules.rules if not r.is_fact() and any(h.pred in relevant for h in r.head)]
-    statements.append(BaseDeclaration(tuple((PREFIX + p, arities.get(p, 0)) for p in sorted(relevant & base))))
+    statements.append(BaseDeclaration(tuple((PREFIX + p, arities[p]) for p in sorted(relevant & base))))
     checks: list[str] = []
     for i, (name, c) in enumerate(named):
         on = switch(f"required atom {name}" if isinstance(c, Requirement) else f"constraint {name}")
