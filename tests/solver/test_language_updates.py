@@ -230,7 +230,14 @@ def test_the_transform_method_refuses_arithmetic():
     assert [str(r.insert[0]) for r in db.propose("+d(2, 4).")] == ["n(2)"]
 
 
-AGGREGATE_CONSTRAINTS = [":- #count{X : b(X)} > {k}.", ":- c(X), #count{Y : b(Y), Y < X} >= {k}.", ":- c(X), not p(X).", ":- p(X), c(X)."]
+AGGREGATE_CONSTRAINTS = [
+    ":- #count{X : b(X)} > {k}.",
+    ":- c(X), #count{Y : b(Y), Y < X} >= {k}.",
+    ":- c(X), not p(X).",
+    ":- c(X), X < {k}, not p(X).",  # the constant is a candidate value: insertions correct it too
+    ":- p(X), c(X).",
+    ":- not q.\nq :- #sum{X : b(X)} >= {k}.",
+]
 
 
 @st.composite
