@@ -15,7 +15,7 @@ from nablog import Database
 from nablog.lang import Atom, NablogError, parse
 from nablog.repair.tables import repair
 
-from ..strategies import examples
+from ..strategies import examples, rich_facts, rich_programs
 
 FRESH = "new1"
 BASE = ("b", "c")  # both unary
@@ -260,3 +260,45 @@ def test_repairs_through_aggregates_equal_brute_force(case):
     constants = {v for v in parse(rules).constants() if isinstance(v, int)}
     universe = {p: sorted({r[0] for r in facts[p]} | constants) for p in BASE}
     assert got == brute_force(rules, facts, None, universe, most=3)
+
+
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(rich_programs(), rich_facts(max_rows=3), st.data())
+def test_single_changes_through_generated_aggregate_programs_equal_clingo(program, facts, data):
+    """On generated programs with aggregates, arithmetic, intervals and ∄-negation (the engines'
+    strategies): the realizations of one change are exactly the single base changes over every
+    constant after which clingo's model (nablog's clingo engine) meets the request."""
+    from hypothesis import assume
+
+    from nablog.engines.clingo import ClingoEngine
+    from nablog.lang import BaseDeclaration
+    from nablog.solver.whole import has_aggregates
+
+    from ..strategies import BASE as RICH_BASE, RICH_DERIVED
+
+    assume(has_aggregates(program))
+    db = Database(program.with_statements([BaseDeclaration(tuple(RICH_BASE.items()))]), facts)
+    model = db.python_model()
+    pred, arity = data.draw(st.sampled_from(RICH_DERIVED))
+    present = sorted(model.get(pred, ()), key=str)
+    values = sorted({v for rows in model.values() for row in rows for v in row} | db.rules.constants(), key=str)
+    if present and data.draw(st.booleans()):
+        sign, row = "-", data.draw(st.sampled_from(present))
+    else:
+        sign, row = "+", tuple(data.draw(st.sampled_from(values + [9])) for _ in range(arity))
+    assume((row in model.get(pred, ())) != (sign == "+"))  # (else nothing is to change)
+    request = f"{sign}{Atom(pred, row)}."
+    proposal = db.propose(request, candidates="herbrand", max_fresh=0, families=False)
+    got = {(tuple(map(str, r.insert)), tuple(map(str, r.delete))) for r in proposal if r.size == 1}
+    universe = sorted(set(values) | set(row), key=str)
+    base = {p: {tuple(r) for r in model.get(p, ())} for p in RICH_BASE}
+    expected = set()
+    for p, n in RICH_BASE.items():
+        for candidate in itertools.product(universe, repeat=n):
+            changed = {q: set(rows) for q, rows in base.items()}
+            (changed[p].discard if candidate in base[p] else changed[p].add)(candidate)
+            after = ClingoEngine().evaluate(db.rules, changed)
+            if (row in after.get(pred, ())) == (sign == "+"):
+                atom = str(Atom(p, candidate))
+                expected.add(((), (atom,)) if candidate in base[p] else ((atom,), ()))
+    assert got == expected
