@@ -280,8 +280,9 @@ def _compute(computed: list[tuple[Var, Term]], binding: dict[Var, Constant]) -> 
 
 
 def refuse_aggregates(program: Program, what: str, hint: str = "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved") -> None:
-    """Aggregates have no encoding in the ground problems of view updating and repair yet: say so
-    rather than answer wrongly."""
+    """Aggregates have no encoding in this module's ground problems (the asp method and repair
+    hand such programs to clingo whole, see :mod:`nablog.solver.whole`): a method that only has
+    these says so rather than answer wrongly."""
     for statement in (*program.rules, *program.denials):
         for element in statement.body:
             if isinstance(element, Aggregate):

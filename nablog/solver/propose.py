@@ -69,7 +69,8 @@ def propose(
     request : Request or str
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
     method : str
-        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates;
+        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates
+        (with aggregates, over the relevant program grounded whole: :mod:`nablog.solver.whole`);
         ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`);
         ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
         minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).

@@ -171,7 +171,7 @@ class WholeAsp(AspProblem):
             for change_set in change_sets:
                 used = {v for k in change_set for v in self.problem.candidates[k][1][1] if v in fresh}
                 if fresh and used == fresh and not self.problem.bounded:
-                    self.problem.bounded.append(f"a realization uses all {len(fresh)} new constants; more may need more (raise max_fresh)")
+                    self.problem.bounded.append(f"a realization uses every new constant (max_fresh={len(fresh)}): others may need more")
             yield size, change_sets, status
 
 

@@ -160,6 +160,10 @@ def test_a_count_view_is_updated_through_its_group():
     assert [r.changes.lines() for r in proposal] == [["+works(2, d1)"], ["+works(d1, d1)"], ["+works(e2, d1)"], ["+works(e3, d1)"], ["+works(new1, d1)"]]
     assert [r.side_effects.lines() for r in proposal][0] == ["-size(d1, 1)"]
     assert proposal[4].fresh == ("new1",)
+    # A realization that uses every new constant leaves room for others that need more.
+    one = db.propose("+size(d1, 2).", max_fresh=1, families=False)
+    assert (one.status, one.message) == ("bounded", "5 minimal realizations (bounded: a realization uses every new constant (max_fresh=1): others may need more)")
+    assert db.propose("+size(d1, 2).", max_fresh=0).status == "complete"
     folded = db.propose("+size(d1, 2).")
     assert [r.changes.lines() for r in folded] == [["+works(D, d1)"]] and len(folded[0].family) == 5
     deleted = db.propose("-size(d2, 2).")
