@@ -42,8 +42,8 @@ from ..engines import Engine, PythonEngine
 from ..engines.lookup import ModelIndex
 from ..lang import SPLIT_PREFIX, Atom, Constant, Delta, NablogError, Program, row_sort_key
 from ..lang.delta import substitute_atom
-from ..solver.asp import AspProblem
-from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance, refuse_aggregates
+from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance
+from ..solver.whole import WholeProblem, asp_problem, has_aggregates, whole_problem
 from .constraints import ConstraintInfo, constraint_infos, consistently_signed, uses_views
 from .violations import Correction, Falsifier, Falsifiers, FdConflict, correction_text, find_falsifiers
 
@@ -361,7 +361,7 @@ def _solve(part: GroundProblem, policy: Policy, limit: int, deadline: float | No
             # With preferences alone (subset), fewest changes decide among the preferred tables.
             base = policy.weight(c[1][0]) if policy.kind == "trust" else 1
             weights[k] = preferences.get(c, (base, 1))
-    asp = AspProblem(part, weights)
+    asp = asp_problem(part, weights=weights)
     found: list[frozenset[Correction]] = []
 
     def accept(change_set: frozenset[int]) -> bool:
@@ -431,7 +431,6 @@ def repair(
     >>> [t.lines() for t in result], result.status
     ([['-m1(a, b)'], ['-m2(a, c)']], 'complete')
     """
-    refuse_aggregates(rules, "repair")
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     policy = parse_policy(policy)
@@ -454,7 +453,11 @@ def repair(
     signed = consistently_signed(rules, constraints)
     case = "general, over views" if general else ("consistently signed" if signed else "general")
     builder = _Builder(index, universe, protected, verified)
-    if general:
+    if has_aggregates(rules):
+        # The falsifiers of an aggregate are its groups: clingo grounds the program whole.
+        case, general = "general, through aggregates (the program grounded whole)", True
+        builder.problem = _whole_problem(rules, model, universe, protected, verified)
+    elif general:
         problem = _relevant_problem(rules, model, index, universe, protected, falsifiers)
         builder.problem = problem
         builder.candidate_ids = {c: k for k, c in enumerate(problem.candidates)}
@@ -464,14 +467,15 @@ def repair(
                 builder.add_group(g)
             for f in v.falsifier_list:
                 builder.add_falsifier(f, current=True)
-    _force_verified(builder, verified, index)
+    if not isinstance(builder.problem, WholeProblem):
+        _force_verified(builder, verified, index)
     preferences = dict(preferences or {})
     checker = _Checker(rules, model, engine, infos, full=general or engine.name != "python")
     rounds = 0
     while True:
         rounds += 1
         say(f"round {rounds}: solving {len(builder.problem.denials):,} ground constraints over {len(builder.problem.candidates):,} candidate changes")
-        parts = decompose(builder.problem)
+        parts = [builder.problem] if isinstance(builder.problem, WholeProblem) else decompose(builder.problem)
         solved: list[_Solved] = []
         for i, part in enumerate(parts):
             if progress and len(parts) > 20 and i % 50 == 0:
@@ -591,6 +595,14 @@ def _relevant_problem(rules: Program, model, index: ModelIndex, universe, protec
     violated = [(v.constraint, dict(b)) for v in falsifiers.violations() for b in v.bindings]
     relevance = Relevance(rules, model, base, index=index, bounds=Bounds(max_fresh=0), protect=protected, universe=universe)
     return relevance.solve([], [], violated)
+
+
+def _whole_problem(rules: Program, model, universe, protected, verified: Mapping[GroundAtom, bool]) -> WholeProblem:
+    """Repair through aggregates: every constraint over the base relations it reads, with no new
+    constants; verified facts keep their truth as a request would have them."""
+    base = (set(rules.signatures) | {p for p in model}) - set(rules.derived)
+    keep = Delta(frozenset(Atom(*a) for a, t in verified.items() if t), frozenset(Atom(*a) for a, t in verified.items() if not t))
+    return whole_problem(rules, model, base, keep, max_fresh=0, protect=protected, universe=universe)
 
 
 def _protections(rules: Program, protect: Iterable) -> Iterable:

@@ -30,13 +30,14 @@ classes) are produced only when they are asked for. Everything else goes to
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Iterator, Mapping
 
 from ..engines import Engine, PythonEngine
 from ..engines.encoding import EncodedRelation
 from ..engines.violations import Violation, find_violations, name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Var, row_sort_key
+from ..lang.ast import Aggregate, AggregateElement, BinOp, Interval, UnaryOp
 from ..solver.ground import GroundAtom
 from .constraints import ConstraintInfo, FdShape, constraint_infos
 
@@ -64,6 +65,9 @@ class Falsifier:
     negative: tuple[GroundAtom, ...] = ()
     missing: tuple[tuple[str, tuple], ...] = ()
     comparisons: tuple[Comparison, ...] = ()
+    # Aggregates and the comparisons on their values, under the instance's binding: shown, not
+    # corrected (a repair through them grounds the program whole, see nablog.solver.whole).
+    aggregates: tuple[Aggregate | Comparison, ...] = ()
 
     def corrections(self) -> list[Correction]:
         """Its ground potential corrections: delete a witness or insert a negated atom (a missing
@@ -75,6 +79,7 @@ class Falsifier:
         parts += [f"not {Atom(p, a)}" for p, a in self.negative]
         parts += [f"not {Atom(p, tuple(Var('_') if v is None else v for v in pattern))}" for p, pattern in self.missing]
         parts += [str(c) for c in self.comparisons]
+        parts += [str(a) for a in self.aggregates]
         return ":- " + ", ".join(parts) + "."
 
 
@@ -327,20 +332,39 @@ def _falsifier(info: ConstraintInfo, binding: Mapping[Var, Constant]) -> Falsifi
     if isinstance(constraint, Requirement):
         return Falsifier(info.name, (), ((constraint.atom.pred, tuple(constraint.atom.args)),))
     body = name_anonymous(constraint.body)
-    positive, negative, missing, comparisons = [], [], [], []
+    positive, negative, missing, comparisons, aggregates = [], [], [], [], []
     for b in body:
-        if isinstance(b, Comparison):
+        if isinstance(b, Comparison) and all(v in binding for v in b.variables()):
             comparisons.append(Comparison(b.op, _value(b.left, binding), _value(b.right, binding)))
+        elif isinstance(b, (Aggregate, Comparison)):
+            aggregates.append(_bound(b, binding))
         elif b.positive:
             positive.append((b.atom.pred, tuple(_value(t, binding) for t in b.atom.args)))
         else:
             pattern = tuple(None if isinstance(t, Var) and t.name == "_" else _value(t, binding) for t in b.atom.args)
             (missing if None in pattern else negative).append((b.atom.pred, pattern))
-    return Falsifier(info.name, tuple(positive), tuple(negative), tuple(missing), tuple(comparisons))
+    return Falsifier(info.name, tuple(positive), tuple(negative), tuple(missing), tuple(comparisons), tuple(aggregates))
 
 
 def _value(term, binding):
     return binding[term] if isinstance(term, Var) else term
+
+
+def _bound(element, binding):
+    """An aggregate or comparison with the variables of ``binding`` replaced by their values (its
+    local variables stay)."""
+    if isinstance(element, (Var, BinOp, UnaryOp, Interval)):
+        if isinstance(element, Var):
+            return binding.get(element, element)
+        return replace(element, **{f.name: _bound(getattr(element, f.name), binding) for f in fields(element) if f.name != "op"})
+    if isinstance(element, Comparison):
+        return Comparison(element.op, _bound(element.left, binding), _bound(element.right, binding))
+    if isinstance(element, Literal):
+        return Literal(Atom(element.atom.pred, tuple(_bound(t, binding) for t in element.atom.args)), element.positive)
+    if isinstance(element, Aggregate):
+        elements = tuple(AggregateElement(tuple(_bound(t, binding) for t in e.terms), tuple(_bound(c, binding) for c in e.condition)) for e in element.elements)
+        return Aggregate(element.function, elements, element.op, _bound(element.bound, binding))
+    return element
 
 
 __all__ = [

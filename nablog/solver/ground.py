@@ -279,16 +279,17 @@ def _compute(computed: list[tuple[Var, Term]], binding: dict[Var, Constant]) -> 
         yield from _compute(rest, {**binding, var: value})
 
 
-def refuse_aggregates(program: Program, what: str) -> None:
-    """Aggregates have no encoding in the ground problems of view updating and repair yet: say so
-    rather than answer wrongly."""
+def refuse_aggregates(program: Program, what: str, hint: str = "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved") -> None:
+    """Aggregates have no encoding in this module's ground problems (the asp method and repair
+    hand such programs to clingo whole, see :mod:`nablog.solver.whole`): a method that only has
+    these says so rather than answer wrongly."""
     for statement in (*program.rules, *program.denials):
         for element in statement.body:
             if isinstance(element, Aggregate):
                 raise NablogError(
                     f"{what} does not handle aggregates yet: '{element}' is used by '{statement}'",
                     element.loc or statement.loc,
-                    "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved",
+                    hint,
                 )
 
 

@@ -31,6 +31,7 @@ from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, family_condition, find_families
 from . import symmetry
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
+from .whole import asp_problem, has_aggregates, whole_problem
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
@@ -91,7 +92,8 @@ def propose(
     request : Request or str
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
     method : str
-        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates;
+        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates
+        (with aggregates, over the relevant program grounded whole: :mod:`nablog.solver.whole`);
         ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`);
         ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
         minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).
@@ -135,7 +137,8 @@ def propose(
         raise NablogError("max_fresh must be 0 or more", hint="give the number of new constants allowed")
     if isinstance(request, str):
         request = parse_request(request)
-    refuse_aggregates(rules, f"view updating (method {method})")
+    if method != "asp":
+        refuse_aggregates(rules, f"the {method} method", "use --method asp, which hands the program to clingo whole when it has aggregates")
     if method != "asp":
         refuse_computation(rules.rules, f"the {method} method", "use method asp, which grounds arithmetic as clingo computes it")
     check_request(rules, model, request)
@@ -261,7 +264,10 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
     )
     if progress:
         progress("finding the relevant candidate changes")
-    problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
+    if has_aggregates(rules):  # (only the asp method gets here with them)
+        problem = whole_problem(rules, model, base, request, herbrand=candidates == "herbrand", max_fresh=max_fresh, protect=protected, universe=universe)
+    else:
+        problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
     if problem.timed_out:
         return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(problem.candidates))
     if progress:
@@ -292,7 +298,7 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
     rows: list[Realization] = []
     level_status = "complete"
     try:
-        asp = AspProblem(problem, deadline=deadline)
+        asp = asp_problem(problem, deadline)
         for size, change_sets, level_status in asp.by_size(deadline):
             if progress:
                 progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
@@ -324,7 +330,7 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
     status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
     if status == "complete" and problem.bounded:
         status = "bounded"
-    core = AspProblem(problem).explain_failure(deadline) if not rows and status == "complete" else []
+    core = asp_problem(problem).explain_failure(deadline) if not rows and status == "complete" else []
     message, reasons = _message(rows, status, problem, core)
     return Proposal(request, status, rows, message, reasons, len(problem.candidates))
 
