@@ -326,6 +326,7 @@ def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
     parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
     parser.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
+    parser.add_argument("--no-families", action="store_true", help="every realization on its own row, every value grounded (no family rows; slower on large classes of interchangeable values)")
 
 
 def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
@@ -433,6 +434,7 @@ def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | 
         max_fresh=args.max_fresh if max_fresh is None else max_fresh,
         protect=_protections(args),
         progress=progress,
+        families=not args.no_families,
         **more,
     )
 

@@ -224,7 +224,7 @@ def propose(
         return replace(
             proposal,
             status="bounded",
-            message=proposal.message + f"; interchangeable values were folded: every realization of up to {exact} changes is listed, a larger one drawing more values of one class may not be (families=False grounds every value)",
+            message=proposal.message + f"; interchangeable values were folded: every realization of up to {exact} changes is listed, larger ones drawing more values of one class were not searched (--no-families, families=False, searches them)",
         )
     except Unfoldable:
         # A realization over representatives that is not one value's orbit: ground every value.
