@@ -5,8 +5,16 @@ A semi-naive round of the python engine does four things to packed int64 keys (o
 - **sort** the round's derived keys (they come out of a join in probe order);
 - **dedup**: drop equal neighbours of the sorted keys;
 - **member**: which derived keys the relation holds already, the relation being sorted runs
-  (`nablog/engines/runs.py`) and the derived keys sorted;
-- **merge** two sorted runs of disjoint keys into one.
+  (`nablog/engines/runs.py`) and the derived keys sorted; ``member, new`` the same when nine in
+  ten derived keys are new (a deep recursion, where each tuple is derived about once);
+- **merge** two sorted runs of disjoint keys into one;
+- **ranges**: for each binding of a join, the range of the relation's sorted keys whose first
+  column equals the binding's value.
+
+The python engine itself does the last two without searching where it can: ``numpy, no search``
+is a Bloom filter of the run (``nablog/engines/keysets.py``, built beforehand as the fixpoint
+maintains it) that rules keys out before the survivors are searched, and ``id_starts`` offsets
+(``nablog/engines/encoding.py``) that give each range by two gathers.
 
 Each kernel is timed on each library in this process (fastest of ``--repeat``), on the sizes of a
 middle round of the benchmark's closures, and printed as a ratio to numpy. A library that is not
@@ -34,8 +42,35 @@ def _numpy_kernels() -> dict[str, Callable]:
         "sort": np.sort,
         "dedup": sorted_unique,
         "member": member,
+        "member, new": member,
         "merge": merge_sorted,
+        "ranges": lambda first, size, probe: (np.searchsorted(first, probe, "left"), np.searchsorted(first, probe, "right")),
     }
+
+
+def _numpy_no_search_kernels() -> dict[str, Callable]:
+    from nablog.engines.encoding import id_starts, member
+    from nablog.engines.keysets import Filter
+
+    filters: dict[int, Filter] = {}
+    starts: dict[int, np.ndarray] = {}
+
+    def filtered_member(run: np.ndarray, probe: np.ndarray) -> np.ndarray:
+        if id(run) not in filters:  # maintained by the fixpoint as the run grows: not timed
+            filters[id(run)] = Filter(2 * len(run))
+            filters[id(run)].add(run)
+        maybe = filters[id(run)].contains(probe)
+        which = np.flatnonzero(maybe)
+        maybe[which] = member(run, probe[which])
+        return maybe
+
+    def ranges(first: np.ndarray, size: int, probe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if id(first) not in starts:  # cached with the relation: not timed
+            starts[id(first)] = id_starts(first, size)
+        offsets = starts[id(first)]
+        return offsets[probe], offsets[probe + 1]
+
+    return {"member": filtered_member, "member, new": filtered_member, "ranges": ranges}
 
 
 def _numpy_insert_kernels() -> dict[str, Callable]:
@@ -86,12 +121,13 @@ def _duckdb_kernels() -> dict[str, Callable]:
     }
 
 
-LIBRARIES = {"numpy": _numpy_kernels, "numpy insert": _numpy_insert_kernels, "polars": _polars_kernels, "pyarrow": _arrow_kernels, "duckdb": _duckdb_kernels}
+LIBRARIES = {"numpy": _numpy_kernels, "numpy, no search": _numpy_no_search_kernels, "numpy insert": _numpy_insert_kernels, "polars": _polars_kernels, "pyarrow": _arrow_kernels, "duckdb": _duckdb_kernels}
 
 
 def inputs(relation: int, derived: int, seed: int = 0) -> dict[str, tuple]:
     """Arguments of each kernel: a relation of ``relation`` keys in a sorted run, and ``derived``
-    keys from a join (unsorted, a tenth repeated, half of them in the relation)."""
+    keys from a join (unsorted, a tenth repeated, half of them in the relation; a deep recursion
+    derives mostly new keys, which a filter rules out at once)."""
     rng = np.random.default_rng(seed)
     keys = np.unique(rng.integers(0, 1 << 40, int(relation * 1.3)))
     rng.shuffle(keys)
@@ -103,11 +139,15 @@ def inputs(relation: int, derived: int, seed: int = 0) -> dict[str, tuple]:
     rng.shuffle(joined)
     probe = np.unique(joined)
     half = np.sort(keys[relation : 2 * relation])[: relation // 2]
+    size = max(relation // 8, 1)  # constants of a graph with 8 edges a node: the first column of e(X, Y)
+    first = np.sort(rng.integers(0, size, relation))
     return {
         "sort": (joined,),
         "dedup": (np.sort(joined),),
         "member": (run, probe),
+        "member, new": (run, np.sort(np.concatenate([fresh, found[: len(found) // 10]]))),
         "merge": (run[::2].copy(), half),
+        "ranges": (first, size, rng.integers(0, size, derived)),
     }
 
 
@@ -140,7 +180,7 @@ def main() -> None:
     for kernel in args_of:
         for library, times in seconds.items():
             if kernel in times:
-                rows.append([kernel, library, f"{times[kernel] * 1000:.2f}", f"{times[kernel] / base[kernel]:.2f}x"])
+                rows.append([kernel, library, f"{times[kernel] * 1000:.2f}", f"{times[kernel] / base[kernel]:.3g}x"])
     title = f"Fixpoint kernels: relation run {args.relation:,} keys, {args.derived:,} derived keys per round"
     print_table(title, ["kernel", "library", "ms", "x numpy"], rows)
     path = save_results("kernels", {"arguments": vars(args), "seconds": seconds})

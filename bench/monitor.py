@@ -8,24 +8,30 @@ commit-to-subscriber latency.
    indirectly) — and one inserted import link. Per view: the time to compute the differentials
    by recomputation (both models evaluated and compared), ``materialized`` (Algorithm 1 over the
    kept model), ``rod`` (Algorithm 2, no view kept) and ``dred``; ratios against recomputation.
-2. Transitive closure under a stream of single-edge inserts and deletes on two graphs (a directed
-   G(n, p) and a sparse random graph), with 1, 10 and 100 subscribers to ``closure(X, Y)``: the
-   time from calling ``commit`` to the last subscriber holding its message (p50, p99), per mode,
-   and recomputation on the same stream as the peer.
-
-The ``pydbsp`` peer the issue names cannot be installed here: every release requires Python
-3.12 or newer and this machine runs 3.11 (pip: "Requires-Python >=3.12"), so the peers measured
-in the same run are recomputation and DRed.
+2. Transitive closure under a stream of single-edge inserts and deletes on random graphs (a
+   directed G(n, p), a sparse random graph, and a small sparse graph the pydbsp peer can load),
+   with 1, 10 and 100 subscribers to ``closure(X, Y)``: the time from calling ``commit`` to the
+   last subscriber holding its message (p50, p99), per mode; the peers on the same stream are
+   recomputation and pydbsp's incremental stratified Datalog (``IncrementalDatalogStratified``:
+   push the change, ``saturate``), run by bench/pydbsp_peer.py in a child process with the
+   interpreter given by ``--pydbsp-python`` (pydbsp needs Python 3.12 or newer; nablog's venv may
+   be older: make one, e.g. ``python3.12 -m venv /work/pydbsp-venv && /work/pydbsp-venv/bin/pip
+   install pydbsp``). The child's final closure size is checked against nablog's.
+3. For G(n, p): the sizes Algorithm 1's rules derive for one insert and one delete (``ins__``,
+   ``del__``, ``red__`` against the net ``plus__``/``minus__``): the cause of its latency there.
 
 The machine is shared by several developers: figures are noisy; compare the ratios.
 
 Run:  .venv/bin/python bench/monitor.py [--quick] [--gnp-nodes 5000] [--sparse-edges 10000]
+          [--pydbsp-python /work/pydbsp-venv/bin/python] [--pydbsp-edges 1000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import tempfile
 import statistics
 import sys
 import time
@@ -36,9 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nablog import Database, parse  # noqa: E402
 from nablog.engines import PythonEngine  # noqa: E402
 from nablog.lang import separate_facts  # noqa: E402
+from nablog.views.live import Relation  # noqa: E402
 from nablog.views.monitor import Monitor  # noqa: E402
 
-from common import environment, print_table, save_results  # noqa: E402
+from common import environment, print_table, run_child, save_results  # noqa: E402
 
 MODULES = """
 based_on(X, Y) :- import(X, P), defined_in(P, Y).
@@ -83,6 +90,22 @@ def timed(fn, repeats: int) -> float:
     return best
 
 
+def kept_time(monitor: Monitor, facts: dict, change: dict, model, repeats: int, expected) -> float:
+    """The best time of the commit with the monitor's state kept between numbered commits, as
+    under a database: the link inserted at even versions (timed), deleted again at odd ones."""
+    with_link = {**facts, **{p: facts[p] | rows for p, rows in change.items()}}
+    monitor.differentials(facts, change, {}, model=model, version=0)  # builds the kept state
+    monitor.differentials(with_link, {}, change, version=1)
+    best = float("inf")
+    for k in range(repeats):
+        start = time.perf_counter()
+        got = monitor.differentials(facts, change, {}, version=2 + 2 * k)
+        best = min(best, time.perf_counter() - start)
+        assert got == expected, monitor.mode
+        monitor.differentials(with_link, {}, change, version=3 + 2 * k)
+    return best
+
+
 def section_5(repeats: int) -> list[list[str]]:
     rules, _ = separate_facts(parse(MODULES))
     facts = module_facts()
@@ -100,7 +123,7 @@ def section_5(repeats: int) -> list[list[str]]:
                 # The peer: evaluate the old and the new model from scratch and compare.
                 times[mode] = timed(lambda: (engine.evaluate(monitor.rules, facts), monitor.differentials(facts, change, {}, model=None)), repeats)
             else:
-                times[mode] = timed(lambda: monitor.differentials(facts, change, {}, model=model), repeats)
+                times[mode] = kept_time(Monitor(rules, [view], mode), facts, change, model, repeats, expected)
         size = len(model.get(view, ()))
         rows.append(
             [view, f"{size:,}", f"{len(expected[view].plus)}/{len(expected[view].minus)}", f"{times['recompute'] * 1000:.1f}"]
@@ -153,18 +176,21 @@ def stream(edges: set, count: int, seed: int = 11) -> list[tuple[str, tuple[int,
 
 
 def latencies(edges: set, ops: list, mode: str, subscribers: int) -> dict[str, list[float]]:
-    """Commit-to-last-subscriber times (seconds) per kind of operation."""
+    """Commit-to-last-subscriber times (seconds) per kind of operation, and the committing
+    thread's CPU time per commit (``cpu``): wall time less the time the shared machine's scheduler
+    gave to other processes."""
     db = Database.from_text(CLOSURE + "\n#base edge/2.", facts={"edge": edges})
     db.model()
     got: list[float] = []
     for _ in range(subscribers):
         db.subscribe("closure(X, Y)", mode=mode, callback=lambda m: got.append(time.perf_counter()))
-    out: dict[str, list[float]] = {"insert": [], "delete": []}
+    out: dict[str, list[float]] = {"insert": [], "delete": [], "cpu insert": [], "cpu delete": []}
     for kind, (a, b) in ops:
         del got[:]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         atom = f"edge({a}, {b})"
         db.commit([atom] if kind == "insert" else [], [atom] if kind == "delete" else [])
+        out["cpu " + kind].append(time.thread_time() - cpu)
         out[kind].append((max(got) if got else time.perf_counter()) - start)
     return out
 
@@ -190,19 +216,105 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def closure_section(name: str, edges: set, ops: list, recompute_ops: int) -> list[list[str]]:
+def pydbsp_latency(python: str, edges: set, ops: list, timeout: float) -> dict:
+    """The pydbsp peer on the same graph and stream, in a child process (bench/pydbsp_peer.py)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as job:
+        json.dump({"edges": sorted(edges), "ops": ops, "limit": timeout}, job)
+        job.flush()
+        run = run_child([python, str(Path(__file__).with_name("pydbsp_peer.py")), job.name], timeout)
+    if run.status != "ok":
+        return {"error": f"{run.status}: {run.error}" + (" (loading the graph)" if run.status == "timeout" else "")}
+    return run.report
+
+
+def final_closure(edges: set, ops: list) -> int:
+    current = set(edges)
+    for kind, e in ops:
+        current = current | {e} if kind == "insert" else current - {e}
+    return len(PythonEngine().evaluate(parse(CLOSURE), {"edge": current})["closure"])
+
+
+def closure_section(name: str, edges: set, ops: list, recompute_ops: int, args) -> tuple[list[list[str]], list[list[str]]]:
     size = len(PythonEngine().evaluate(parse(CLOSURE), {"edge": edges})["closure"])
     print(f"{name}: {len(edges):,} edges, closure {size:,} pairs, {len(ops)} single-edge commits", flush=True)
     base = recompute_latency(edges, ops[:recompute_ops])
-    rows = []
+    peer = pydbsp_latency(args.pydbsp_python, edges, ops, args.pydbsp_timeout) if args.pydbsp_python else {"error": "not run (no --pydbsp-python)"}
+    if "closure" in peer:
+        assert peer["closure"] == final_closure(edges, ops), "pydbsp and nablog disagree on the closure"
+    rows, p50s = [], {}
     for kind in ("insert", "delete"):
         r50 = statistics.median(base[kind])
-        rows.append([name, kind, "recompute", "1", f"{r50 * 1000:.2f}", f"{pct(base[kind], 0.99) * 1000:.2f}", "1.0x"])
+        d50 = statistics.median(peer[kind]) if peer.get(kind) else None
+        rows.append([name, kind, "recompute", "1", f"{r50 * 1000:.2f}", f"{pct(base[kind], 0.99) * 1000:.2f}", "", "", "1.0x", f"{d50 / r50:.1f}x" if d50 else "-"])
+        if d50:
+            rows.append([name, kind, "pydbsp", "1", f"{d50 * 1000:.2f}", f"{pct(peer[kind], 0.99) * 1000:.2f}", "", "", f"{r50 / d50:.1f}x", "1.0x"])
         for mode in MODES:
             for subs in (1, 10, 100):
-                lat = latencies(edges, ops, mode, subs)[kind]
-                p50 = statistics.median(lat)
-                rows.append([name, kind, mode, str(subs), f"{p50 * 1000:.2f}", f"{pct(lat, 0.99) * 1000:.2f}", f"{r50 / p50:.1f}x"])
+                measured = latencies(edges, ops, mode, subs)
+                lat, cpu = measured[kind], measured["cpu " + kind]
+                p50, p99 = statistics.median(lat), pct(lat, 0.99)
+                p50s[(kind, mode, subs)] = p50
+                rows.append([name, kind, mode, str(subs), f"{p50 * 1000:.2f}", f"{p99 * 1000:.2f}", f"{p99 / p50:.1f}",
+                             f"{pct(cpu, 0.99) / statistics.median(cpu):.1f}", f"{r50 / p50:.0f}x", f"{d50 / p50:.0f}x" if d50 else "-"])
+    if "error" in peer:
+        print(f"  pydbsp on {name}: {peer['error']}", flush=True)
+    targets = []
+    for kind, bound in (("insert", 5.0), ("delete", 50.0)):
+        m = p50s[(kind, "materialized", 1)] * 1000
+        targets.append([name, kind, f"{m:.2f} ms (<= {bound:g})", f"{p50s[(kind, 'rod', 1)] / p50s[(kind, 'materialized', 1)]:.1f}x (<= 3)",
+                        f"{(p50s[(kind, 'materialized', 100)] / p50s[(kind, 'materialized', 1)] - 1) * 100:+.0f}% (<= +20%)"])
+    return rows, targets
+
+
+def reach(edges: set, start, forward: bool = True) -> set:
+    """The nodes reachable from ``start`` (itself included), along or against the edges."""
+    out: dict = {}
+    for a, b in edges:
+        out.setdefault(a if forward else b, []).append(b if forward else a)
+    seen, todo = {start}, [start]
+    while todo:
+        for n in out.get(todo.pop(), ()):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def dense_cause(name: str, edges: set, ops: list) -> list[str]:
+    """For a graph whose closure is too big to stream commits over: one evaluation timed (what
+    recomputation costs per commit) and the exact sizes Algorithm 1's rules derive for the stream's
+    first insert (a, b) — (I1)/(I2) derive anc(a) x desc(b) in the new graph, idle ones included —
+    and first delete (D1)/(D2): anc(a) x desc(b) in the old graph, each tuple then re-derived or
+    removed; counted by graph search, not by running the rules."""
+    start = time.perf_counter()
+    size = len(PythonEngine().evaluate(parse(CLOSURE), {"edge": edges})["closure"])
+    took = time.perf_counter() - start
+    a, b = next(e for k, e in ops if k == "insert")
+    new = edges | {(a, b)}
+    ins = len(reach(new, a, forward=False)) * len(reach(new, b))
+    c, d = next(e for k, e in ops if k == "delete")
+    dele = len(reach(edges, c, forward=False)) * len(reach(edges, d))
+    return [name, f"{len(edges):,}", f"{size:,}", f"{took:.1f}", f"{ins:,}", f"{dele:,}"]
+
+
+def overestimates(name: str, edges: set, ops: list) -> list[list[str]]:
+    """What Algorithm 1's rules derive for the stream's first insert and first delete, against the
+    net change: the idle insertions (Iᵢ) and overestimated deletions (Dᵢ) a dense closure costs."""
+    rules = parse(CLOSURE)
+    model = PythonEngine().evaluate(rules, {"edge": edges})
+    monitor = Monitor(rules, ["closure"], "materialized")
+    state = monitor._live_state(None, model)
+    plan = monitor._plans[0]
+    rows = []
+    for kind in ("insert", "delete"):
+        edge = next(e for k, e in ops if k == kind)
+        if kind == "delete" and edge not in edges:
+            continue
+        start = time.perf_counter()
+        env = plan.run({**state, ("ins__edge" if kind == "insert" else "del__edge"): Relation({edge})})
+        took = time.perf_counter() - start
+        counts = {p: len(env.get(p + "closure", ())) for p in ("ins__", "del__", "red__", "plus__", "minus__")}
+        rows.append([name, kind, f"{len(model['closure']):,}", *(f"{counts[p]:,}" for p in counts), f"{took * 1000:.1f}"])
     return rows
 
 
@@ -214,31 +326,64 @@ def main() -> None:
     parser.add_argument("--sparse-edges", type=int, default=10_000)
     parser.add_argument("--commits", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dense-edges", type=int, default=6000, help="a G(n, p) with more edges is measured by dense_cause only")
+    parser.add_argument("--pydbsp-python", help="a Python (3.12+) with pydbsp installed: run the pydbsp peer with it")
+    parser.add_argument("--pydbsp-edges", type=int, default=1000, help="edges of the small sparse graph pydbsp can load")
+    parser.add_argument("--pydbsp-timeout", type=float, default=240.0, help="seconds the pydbsp child may take per graph")
     args = parser.parse_args()
     if args.quick:
-        args.gnp_nodes, args.sparse_edges, args.commits, args.repeats = 600, 2000, 10, 1
+        args.gnp_nodes, args.sparse_edges, args.pydbsp_edges, args.commits, args.repeats = 600, 2000, 300, 10, 1
     results = {"environment": environment()}
     rows = section_5(args.repeats)
     print_table(
-        "seed 001 §5 shape: 283 modules, 1,630 procedures, one inserted import link (ms; ratio = recompute / mode)",
+        "seed 001 §5 shape: 283 modules, 1,630 procedures, one inserted import link (ms, state kept between commits; ratio = recompute / mode)",
         ["view", "rows", "+/-", "recompute", *MODES],
         rows,
     )
     results["section_5"] = rows
-    closure_rows = []
+    closure_rows, target_rows, over_rows, dense_rows = [], [], [], []
     graphs = [
         (f"G({args.gnp_nodes}, {args.gnp_p:g})", gnp(args.gnp_nodes, args.gnp_p)),
         (f"sparse {args.sparse_edges:,} edges", sparse(args.sparse_edges)),
+        (f"sparse {args.pydbsp_edges:,} edges", sparse(args.pydbsp_edges)),
     ]
     for name, edges in graphs:
         ops = stream(edges, args.commits)
-        closure_rows += closure_section(name, edges, ops, max(4, args.commits // 5))
+        if name.startswith("G(") and args.gnp_nodes * (args.gnp_nodes - 1) * args.gnp_p > args.dense_edges:
+            dense_rows.append(dense_cause(name, edges, ops))
+            print(f"{name}: closure too big to stream commits over (see the last table)", flush=True)
+            continue
+        if name.startswith("G("):
+            over_rows += overestimates(name, edges, ops)
+        rows, targets = closure_section(name, edges, ops, max(4, args.commits // 5), args)
+        closure_rows += rows
+        target_rows += targets
     print_table(
-        "closure(X, Y) under single-edge commits: commit -> last subscriber holds its message (ms; ratio = recompute p50 / p50)",
-        ["graph", "op", "mode", "subscribers", "p50", "p99", "vs recompute"],
+        "closure(X, Y) under single-edge commits: commit -> last subscriber holds its message (ms; cpu: the committing thread's CPU time; ratios = peer p50 / p50)",
+        ["graph", "op", "mode", "subscribers", "p50", "p99", "p99/p50", "cpu p99/p50", "vs recompute", "vs pydbsp"],
         closure_rows,
     )
+    print_table(
+        "targets: materialized p50 (1 subscriber); rod / materialized p50; 100 subscribers vs 1 (materialized)",
+        ["graph", "op", "materialized p50", "rod / materialized", "100 subscribers"],
+        target_rows,
+    )
+    if over_rows:
+        print_table(
+            "Algorithm 1 on G(n, p), one commit: tuples its rules derive vs the net change (ms: the rules alone)",
+            ["graph", "op", "closure", "ins__", "del__", "red__", "plus__", "minus__", "ms"],
+            over_rows,
+        )
+    if dense_rows:
+        print_table(
+            "dense G(n, p): one evaluation (= recomputation per commit) and the tuples Algorithm 1's rules derive for one commit",
+            ["graph", "edges", "closure", "evaluation s", "ins__ (first insert)", "del__ (first delete)"],
+            dense_rows,
+        )
+    results["dense"] = dense_rows
     results["closure"] = closure_rows
+    results["targets"] = target_rows
+    results["overestimates"] = over_rows
     print(f"saved {save_results('monitor', results)}")
 
 

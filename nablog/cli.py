@@ -22,7 +22,7 @@ from .engines import ENGINES
 from .solver import CANDIDATE_POLICIES, METHODS
 from .views import METHODS as PROPAGATION_METHODS
 from .views.monitor import MODES as MAINTENANCE_MODES
-from .lang import NablogError, format_constant, row_sort_key
+from .lang import NablogError, NablogWarning, format_constant, row_sort_key
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
 
@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     materialize_header = materialize.add_mutually_exclusive_group()
     materialize_header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
     materialize_header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
+    materialize.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts, data or #base line is an error, not an empty relation with a warning")
     materialize.add_argument("--json", action="store_true", help="print a JSON summary")
     materialize.set_defaults(run=run_materialize)
 
@@ -334,8 +335,12 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
         options["progress"] = progress
     db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
     for warning in db.warnings:
-        print(warning, file=sys.stderr)
+        _warn(warning)
     return db
+
+
+def _warn(warning: NablogWarning) -> None:
+    print(warning, file=sys.stderr)
 
 
 def split_query(files: Sequence[str]) -> tuple[list[str], str | None]:
@@ -563,7 +568,9 @@ def run_bulk_check(args: argparse.Namespace) -> int:
     from .engines.spark.bulk import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
-    checked = check_files(args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal())
+    checked = check_files(
+        args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal(), strict=args.strict, warn=_warn
+    )
     violations = checked.violations
     if args.json:
         report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
@@ -580,7 +587,7 @@ def run_materialize(args: argparse.Namespace) -> int:
     from .engines.spark import bulk as spark_bulk
 
     progress = Progress.for_terminal()
-    options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress)
+    options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress, strict=args.strict, warn=_warn)
     if args.model:
         done = spark_bulk.propagate_files(args.files, args.data, args.model, args.insert, args.delete, args.out, **options)
         summary = {"out": done.out, "relations": done.rows, "inserted": done.inserted, "deleted": done.deleted, "seconds": round(done.seconds, 3)}

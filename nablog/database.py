@@ -41,13 +41,13 @@ from .lang import (
     analyze,
     base_part,
     check_arities,
+    empty_base_relations,
     parse,
     parse_atom,
     parse_files,
     row_sort_key,
     separate_facts,
 )
-from .lang.ast import body_atoms
 from .lang.errors import AnalysisError
 from .transforms.flatten import flatten
 from .views.mediator import Mediator, is_mediated
@@ -109,6 +109,9 @@ class Database:
         self.basis = self.fingerprint()  # of the data the database was read from
         self._violations: list[Violation] | None = None
         self._python_model: Model | None = None
+        # Base changes of commits whose induced update the monitors computed, not yet applied to
+        # the python model (see _defer and _catch_up).
+        self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
         self._index = None  # a ModelIndex over the python model, for view updating
         self._python_violations: list[Violation] | None = None
         self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
@@ -156,7 +159,6 @@ class Database:
         """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``;
         one that has none is an empty base relation, with one warning per predicate (an error
         when ``strict``)."""
-        defined = set(self.rules.derived) | set(self._facts) | {p for p, _ in self.rules.declared_base}
         arities = self.rules.signatures
         for pred, rows in self._facts.items():
             for row in rows:
@@ -166,29 +168,7 @@ class Database:
                         hint="the data's columns must match the predicate's arguments, in order",
                     )
                 break
-        warnings: dict[str, NablogWarning] = {}
-        for statement in self.rules.statements:
-            atoms: list[Atom] = []
-            if isinstance(statement, (Rule, Denial)):
-                atoms = [atom for atom, _, _ in body_atoms(statement.body)]
-            elif isinstance(statement, Requirement):
-                atoms = [statement.atom]
-            for atom in atoms:
-                if atom.pred in defined or atom.pred in warnings:
-                    continue
-                hint = _suggest(atom.pred, defined) or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
-                if strict:
-                    raise AnalysisError(
-                        f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration",
-                        atom.loc or statement.loc,
-                        hint,
-                    )
-                warnings[atom.pred] = NablogWarning(
-                    f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration: it is read as an empty relation",
-                    atom.loc or statement.loc,
-                    hint,
-                )
-        return list(warnings.values())
+        return empty_base_relations(self.rules, set(self._facts), strict, ("base__", VIOLATION_PREFIX))
 
     # -- the model --------------------------------------------------------------------------------
 
@@ -199,6 +179,7 @@ class Database:
 
     def model(self) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
+        self._catch_up()
         if self._model is None:
             self._model = self.engine.evaluate(self.rules, self._facts)
         return self._model
@@ -285,6 +266,7 @@ class Database:
         """The model computed by the python engine (what view updating reasons and verifies on)."""
         if self.engine.name == "python":
             return self.model()
+        self._catch_up()
         if self._python_model is None:
             self._python_model = PythonEngine().evaluate(self.rules, self._facts)
         return self._python_model
@@ -417,15 +399,14 @@ class Database:
     def _commit(self, delta: Delta, request: str) -> "Update":
         """One commit: the real changes of ``delta`` written to the stores (crash-safe, with the undo
         log: :meth:`nablog.io.Stores.commit`), the facts and model brought up to date, the
-        subscribers told. The next version number is stored first, so that after a crash the
-        version never falls behind what the stores hold."""
+        subscribers told. The version number is written in the same commit as the data (see
+        :meth:`nablog.io.Stores.commit`): after a crash both are old or both new."""
         with self._lock:
-            self._store_version(self._version + 1)
             if self.stores is None:
                 # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
                 real = delta.stored(self.rules.derived).real(self._facts).shown()
             else:
-                real = self.stores.commit(delta, request=request, basis=self.basis)
+                real = self.stores.commit(delta, request=request, basis=self.basis, version=self._version + 1)
             return self._changed(real.by_relation())
 
     def undo(self) -> "Update | None":
@@ -434,8 +415,7 @@ class Database:
         if self.stores is None:
             raise NablogError("undo needs a database read from files", hint="give the program files")
         with self._lock:
-            self._store_version(self._version + 1)
-            inverse = self.stores.undo()
+            inverse = self.stores.undo(version=self._version + 1)
             return None if inverse is None else self._changed(inverse.by_relation())
 
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
@@ -445,24 +425,32 @@ class Database:
 
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
+        derived = self.rules.derived
+        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
         notify = {}
+        full = None
         if self._hub is not None and self._hub.subscriptions:
-            derived = self.rules.derived
-            stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
             # Seed 001: the differentials are computed from the state before the change.
             notify = self._hub.differentials(
                 self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self._version
             )
-        old = self.python_model()
-        new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
-        derived = self.rules.derived
+            full = self._hub.derived_changes(derived)
+        if full is not None:
+            # A monitor computed every derived relation's change: that is the induced update, and
+            # the model is brought up to date only when someone reads it (_catch_up).
+            gained = {**{stored(p): r for p, r in insert.items()}, **{p: c[0] for p, c in full.items()}}
+            lost = {**{stored(p): r for p, r in delete.items()}, **{p: c[1] for p, c in full.items()}}
+            self._defer(insert, delete)
+        else:
+            old = self.python_model()
+            new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
+            self._model = new if self.engine.name == "python" else None
+            self._python_model = None if self.engine.name == "python" else new
         for pred, (ins, dele) in changes.items():
-            key = base_part(pred) if pred in derived else pred
+            key = stored(pred)
             rows = self._facts.setdefault(key, set())
             rows -= dele
             rows |= ins
-        self._model = new if self.engine.name == "python" else None
-        self._python_model = None if self.engine.name == "python" else new
         self._violations = None
         self._index = None
         self._python_violations = None
@@ -474,33 +462,39 @@ class Database:
 
     # -- commits and subscriptions ----------------------------------------------------------------
 
+    def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
+        """Remember a commit's true base changes for the model (composed with earlier ones)."""
+        if self.engine.name != "python":
+            self._model = None  # another engine evaluates afresh from the facts
+        held = self._model if self.engine.name == "python" else self._python_model
+        if held is None:
+            return  # evaluated from the (current) facts when asked
+        for pred in set(insert) | set(delete):
+            ins, dele = self._pending[0].setdefault(pred, set()), self._pending[1].setdefault(pred, set())
+            for row in delete.get(pred, ()):
+                ins.discard(row) if row in ins else dele.add(row)
+            for row in insert.get(pred, ()):
+                dele.discard(row) if row in dele else ins.add(row)
+
+    def _catch_up(self) -> None:
+        """Apply the deferred base changes to the kept model (one DRed pass for all of them)."""
+        if not (self._pending[0] or self._pending[1]):
+            return
+        insert, delete = self._pending
+        self._pending = ({}, {})
+        attr = "_model" if self.engine.name == "python" else "_python_model"
+        if getattr(self, attr) is not None:
+            setattr(self, attr, PythonEngine().update(self.rules, getattr(self, attr), insert=insert, delete=delete))
+
     @property
     def version(self) -> int:
-        """The number of the last commit (0 for a database never changed); kept beside the
-        program for a database read from files, so numbering continues across restarts."""
+        """The number of the last commit (0 for a database never changed); kept in ``.nablog/version``
+        for a database read from files, written in each commit, so numbering continues across
+        restarts and crashes."""
         return self._version
 
-    def _version_file(self) -> Path | None:
-        anchor = self.program_paths[0] if self.program_paths else (self.sources[0].location if self.sources else None)
-        return None if anchor is None else Path(anchor).resolve().parent / ".nablog" / "version"
-
     def _stored_version(self) -> int:
-        path = self._version_file()
-        if path is None or not path.exists():
-            return 0
-        text = path.read_text(encoding="utf-8").strip()
-        if not text.isdigit():
-            raise NablogError(f"{path}: not a version number: {text[:40]!r}", hint="the file is damaged; write the last version number into it")
-        return int(text)
-
-    def _store_version(self, version: int) -> None:
-        path = self._version_file()
-        if path is None:
-            return
-        from .io.base import atomic_write
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda f: f.write(f"{version}\n".encode()))
+        return 0 if self.stores is None else self.stores.version()
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.
@@ -580,7 +574,7 @@ class Database:
             rows = self.query(query)  # checks the predicate and arity too
             if self._hub is None:
                 self._hub = Hub(self.rules)
-            self._hub.add(subscription, rows, self._version)
+            self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
         return subscription
 
     def is_consistent(self) -> bool:

@@ -122,7 +122,7 @@ def test_a_failed_write_leaves_the_file_intact(chairs, monkeypatch):
     assert chairs.read_text() == original
     assert [p.name for p in chairs.parent.iterdir() if p.name != "chairs.lp"] == [".nablog"]
     state = chairs.parent / ".nablog"
-    assert sorted(p.name for p in state.iterdir()) == ["lock", "undo", "version"]  # no journal, no history entry; the version number is stored before the commit
+    assert sorted(p.name for p in state.iterdir()) == ["lock", "undo"]  # no journal, no history entry, no version: the number is part of the commit
     assert list((state / "undo").iterdir()) == []  # no saved version left
 
 

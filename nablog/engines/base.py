@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Set
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Protocol
@@ -41,13 +42,10 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
     Arities come from the program; relations that only occur in ``facts`` take the width of
     their rows, and a relation whose rows disagree in width is an error.
     """
-    check_arities(program)
+    _check_arities(program)
     rules, base = separate_facts(program, facts)
-    analysis = analyze(rules)
-    flat = flatten(rules)  # atoms of variables and constants only (computing moves to comparisons)
-    if flat is not rules:
-        rules, analysis = flat, analyze(flat)
-    arities = dict(rules.signatures)
+    rules, analysis, signatures = _analyzed(rules)
+    arities = dict(signatures)
     for pred, rows in base.items():
         known = getattr(rows, "arity", None)  # columnar relations know their arity
         if known is not None:
@@ -74,6 +72,22 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
                 )
     only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))
     return Prepared(only_rules, base, analysis, arities)
+
+
+# Checking and analysing a program costs milliseconds, hashing it microseconds: a program evaluated
+# once per commit (view maintenance, seed 001) is analysed once. Programs and analyses are frozen.
+@functools.lru_cache(maxsize=256)
+def _check_arities(program: Program) -> None:
+    check_arities(program)
+
+
+@functools.lru_cache(maxsize=256)
+def _analyzed(rules: Program) -> tuple[Program, Analysis, dict[str, int]]:
+    analysis = analyze(rules)
+    flat = flatten(rules)  # atoms of variables and constants only (computing moves to comparisons)
+    if flat is not rules:
+        rules, analysis = flat, analyze(flat)
+    return rules, analysis, rules.signatures
 
 
 def _format_row(row: tuple) -> str:

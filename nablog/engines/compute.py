@@ -22,10 +22,11 @@ import numpy as np
 from ..lang import Comparison, Literal, NablogError, Var
 from ..lang.arith import INT_BITS, INT_MIN
 from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
-from .encoding import INT, fits_in_key, pack, row_view, sorted_unique, unpack
+from .encoding import INT, fits_in_key, pack, row_view, sorted_unique
+from .frames import Frame
 
 if TYPE_CHECKING:
-    from .python import Frame, _Evaluator
+    from .python import _Evaluator
 
 INF, SUP = -1, 2
 MAX_COMPUTED = 1_000_000
@@ -38,14 +39,15 @@ Values = tuple[np.ndarray, np.ndarray, np.ndarray]  # kind, num, valid
 
 def int_values(ev: "_Evaluator") -> np.ndarray:
     """The integer constants of the dictionary, in id order (they come first: ids 0..n-1)."""
+    ints = ev.d.int_values()  # kept by the dictionary, which outlives one evaluation
+    if ints is not None:
+        return ints
     cached = ev.cache.get("ints")
     if cached is None or cached[0] is not ev.d:
         values = ev.d.values
         n = bisect.bisect_left(values, True, key=lambda v: type(v) is str)
-        try:
-            ints = np.array(values[:n], dtype=INT)
-        except OverflowError:  # integers wider than 64 bits, from data: clamped (arithmetic wraps them anyway)
-            ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
+        # Integers wider than 64 bits, from data: clamped (arithmetic wraps them anyway).
+        ints = np.array([min(max(v, -(2**63)), 2**63 - 1) for v in values[:n]], dtype=INT)
         cached = ev.cache["ints"] = (ev.d, ints)
     return cached[1]
 
@@ -154,7 +156,7 @@ def encode(ev: "_Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) 
     missing = is_int & ~found
     if missing.any():
         gen = ev.generation
-        ev.grow(int(v) for v in np.unique(num[missing]))
+        ev.grow(np.unique(num[missing]))
         frame = ev.forward_frame(frame, gen)
         num = num.copy()
         num[~is_int] = ev.forward_ids(num[~is_int], gen)
@@ -201,8 +203,6 @@ def compare(ev: "_Evaluator", frame: "Frame", cmp: Comparison) -> "Frame":
 
 
 def _with(frame: "Frame", var: Var, ids: np.ndarray) -> "Frame":
-    from .python import Frame
-
     return Frame(frame.n, {**frame.cols, var: ids})
 
 
@@ -211,8 +211,6 @@ def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["
     from the frame's distinct groups (the element variables it binds), the element tuples (as
     ids, computed terms encoded) made distinct per group, and the function applied to each
     group's run of sorted rows; the guard is then assigned or compared."""
-    from .python import Frame
-
     element_vars = {v for e in agg.elements for v in e.variables()}
     groups = [v for v in frame.cols if v in element_vars]
     gen = ev.generation
@@ -247,12 +245,20 @@ def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["
     if len({len(e.terms) for e in agg.elements}) == 1:
         rows = rows[:, :-1]  # one tuple length: the length column tells nothing apart
     base = max(ev.size, width + 1)
-    if fits_in_key(base, rows.shape[1]):
-        packed = sorted_unique(pack([rows[:, i] for i in range(rows.shape[1])], base))
-        rows = np.stack(unpack(packed, base, rows.shape[1]), axis=1) if len(packed) else rows[:0]
+    m = rows.shape[1]
+    if fits_in_key(base, m):
+        # Distinct rows as packed keys, sorted by group then terms; the group key and the first
+        # term are read off the keys by division (no unpacking into rows again).
+        packed = sorted_unique(pack([rows[:, i] for i in range(m)], base))
+        row_keys = packed // base ** (m - k) if k else np.zeros(len(packed), INT)
+        first = (packed // base ** (m - k - 1)) % base if m > k else np.zeros(len(packed), INT)
+        frame_keys = pack([frame.cols[v] for v in groups], base) if k else np.zeros(frame.n, INT)
     else:
         rows = np.unique(rows, axis=0)
-    kind, num = _reduce(ev, agg.function, rows, k, frame, groups)
+        row_keys = row_view(rows[:, :k]) if k else np.zeros(len(rows), INT)
+        first = rows[:, k] if m > k else np.zeros(len(rows), INT)
+        frame_keys = row_view(np.stack([frame.cols[v] for v in groups], axis=1)) if k else np.zeros(frame.n, INT)
+    kind, num = _reduce(ev, agg.function, row_keys, first, frame_keys)
     guard = agg.bound
     if agg.op == "=" and isinstance(guard, Var) and guard not in frame.cols:
         ok = (kind != INF) & (kind != SUP)
@@ -272,36 +278,25 @@ def _forwarded(ev: "_Evaluator", rows: np.ndarray, generation: int, k: int) -> n
     return out
 
 
-def _reduce(ev: "_Evaluator", function: str, rows: np.ndarray, k: int, frame: "Frame", groups: list[Var]) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame row: the aggregate's value as (kind, num), from id rows sorted by group, then terms."""
-    n = frame.n
-    base = ev.size
-    if k and fits_in_key(base, k):
-        row_keys = pack([rows[:, i] for i in range(k)], base)
-        frame_keys = pack([frame.cols[v] for v in groups], base)
-    elif k:
-        row_keys = row_view(rows[:, :k])
-        frame_keys = row_view(np.stack([frame.cols[v] for v in groups], axis=1))
-    else:
-        row_keys = np.zeros(len(rows), INT)
-        frame_keys = np.zeros(n, INT)
+def _reduce(ev: "_Evaluator", function: str, row_keys: np.ndarray, first: np.ndarray, frame_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame row (its group key in ``frame_keys``): the aggregate's value as (kind, num), from
+    the distinct element rows sorted by group, then terms (their group keys and first terms' ids)."""
     # Rows are sorted, so each group is one contiguous run.
-    starts = np.flatnonzero(np.r_[True, row_keys[1:] != row_keys[:-1]]) if len(rows) else np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, row_keys[1:] != row_keys[:-1]]) if len(row_keys) else np.zeros(0, np.int64)
     group_keys = row_keys[starts]
     ints = int_values(ev)
     if function in ("count", "sum"):
         if function == "count":
-            value = np.diff(np.r_[starts, len(rows)])
+            value = np.diff(np.r_[starts, len(row_keys)])
         else:
-            first = rows[:, k]
             weights = np.where(first < len(ints), ints[np.minimum(first, max(len(ints) - 1, 0))] if len(ints) else 0, 0)
             value = wrap(np.add.reduceat(weights, starts)) if len(starts) else np.zeros(0, INT)
         kind = np.zeros(len(starts), INT)
         empty = (0, 0)
     else:
         # Within a group rows are sorted on their first term's id: the order of constants.
-        ends = np.r_[starts[1:], len(rows)] - 1 if len(rows) else starts
-        first = rows[starts if function == "min" else ends, k]
+        ends = np.r_[starts[1:], len(row_keys)] - 1 if len(row_keys) else starts
+        first = first[starts if function == "min" else ends]
         is_int = first < len(ints)
         kind = (~is_int).astype(INT)
         value = np.where(is_int, ints[np.minimum(first, max(len(ints) - 1, 0))] if len(ints) else 0, first)

@@ -26,6 +26,11 @@ import numpy as np
 from ..lang import Constant
 
 INT = np.int64
+CACHED_COLUMN_VALUES = 4_000_000
+"""A packed relation keeps its unpacked columns when they hold at most this many values (32 MB)."""
+SMALL_LOOKUP = 64
+"""Encoding at most this many values (the rows of a change) searches the sorted values instead of
+building the dictionary of ids, which costs a Python dict of every constant (10 ms at 50,000)."""
 _KEY_BITS = 62
 
 
@@ -103,7 +108,8 @@ class ConstantDictionary:
         >>> e.values, remap.tolist()
         ([0, 1, 'b', 'c', 'd'], [1, 2, 4])
         """
-        added = ConstantDictionary.build(c for c in set(constants) if c not in self.ids).values
+        constants = set(constants)
+        added = ConstantDictionary.build(c for c in constants if not self._has(c, len(constants))).values
         if not added:
             return self, np.arange(len(self.values), dtype=INT)
         n_ints = bisect.bisect_left(self.values, True, key=lambda v: type(v) is str)
@@ -122,6 +128,27 @@ class ConstantDictionary:
         values[positions + np.arange(len(added), dtype=INT)] = added
         return ConstantDictionary(values.tolist()), remap
 
+    def extended_ints(self, added: np.ndarray) -> tuple["ConstantDictionary", np.ndarray]:
+        """:meth:`extended` for integers none of which is in the dictionary yet, as a sorted
+        int64 array (what arithmetic computes): one merge of arrays, no dictionary of ids.
+
+        >>> d = ConstantDictionary.build([1, 5, "b"])
+        >>> e, remap = d.extended_ints(np.array([0, 3]))
+        >>> e.values, remap.tolist(), e.int_values().tolist()
+        ([0, 1, 3, 5, 'b'], [1, 3, 4], [0, 1, 3, 5])
+        """
+        ints = self.int_values()
+        if ints is None:  # an integer beyond 64 bits: the general path
+            return self.extended(added.tolist())
+        positions = np.searchsorted(ints, added)
+        old_ids = np.arange(len(self.values), dtype=INT)
+        remap = old_ids + np.searchsorted(positions, old_ids, side="right")
+        merged = np.empty(len(ints) + len(added), dtype=INT)
+        merged[remap[: len(ints)]] = ints
+        merged[positions + np.arange(len(added), dtype=INT)] = added
+        # Integers come first: the strings keep their order after them.
+        return ConstantDictionary(merged.tolist() + self.values[len(ints) :], merged), remap
+
     def __len__(self) -> int:
         return len(self.values)
 
@@ -139,9 +166,35 @@ class ConstantDictionary:
                 np.minimum(ids, len(ints) - 1, out=ids)
                 if (ints[ids] == array).all():
                     return ids
+        if self._ids is None and len(rows) * arity <= SMALL_LOOKUP:
+            flat = [self._search(v) for row in rows for v in row]
+            return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
         ids = self.ids
         flat = [ids[v] for row in rows for v in row]
         return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
+
+    def _has(self, value: Constant, among: int) -> bool:
+        """Whether ``value`` is in the dictionary; searched when few values are asked about and
+        the dictionary of ids is not built yet (see :data:`SMALL_LOOKUP`)."""
+        if self._ids is not None or among > SMALL_LOOKUP or type(value) not in (int, str):
+            return value in self.ids
+        try:
+            self._search(value)
+        except KeyError:
+            return False
+        return True
+
+    def _search(self, value: Constant) -> int:
+        """The id of ``value`` by binary search in the sorted values (KeyError when absent)."""
+        ints = self.int_values()
+        n = len(ints) if ints is not None else bisect.bisect_left(self.values, True, key=lambda v: type(v) is str)
+        if type(value) is int:
+            i = bisect.bisect_left(self.values, value, 0, n)
+        else:
+            i = bisect.bisect_left(self.values, value, n)
+        if i < len(self.values) and type(self.values[i]) is type(value) and self.values[i] == value:
+            return i
+        raise KeyError(value)
 
     def decode_column(self, column: np.ndarray) -> list[Constant]:
         if self._array is None:
@@ -201,10 +254,38 @@ def unpack(keys: np.ndarray, size: int, arity: int) -> list[np.ndarray]:
     cols: list[np.ndarray] = []
     rest = keys
     for _ in range(arity - 1):
-        rest, col = np.divmod(rest, base)
+        # A floor division by a scalar is vectorized (libdivide), divmod is not: 10x slower.
+        high = rest // base
+        col = high * base
+        np.subtract(rest, col, out=col)
         cols.append(col)
+        rest = high
     cols.append(rest)
     return cols[::-1]
+
+
+def column(keys: np.ndarray, size: int, arity: int, position: int) -> np.ndarray:
+    """One column of packed keys (what :func:`unpack` gives at ``position``, without the others)."""
+    base = key_base(size)
+    col = keys // base ** (arity - 1 - position) if position < arity - 1 else keys
+    if position == 0:
+        return col
+    high = col // base
+    high *= base
+    return np.subtract(col, high, out=high)
+
+
+def id_starts(ids: np.ndarray, size: int) -> np.ndarray:
+    """For sorted ids below ``size``, where each id's run starts: ``ids[starts[v]:starts[v + 1]]``
+    are the ids equal to v. Joining on one column then costs two gathers per probe instead of two
+    binary searches (which mispredict and miss the cache on unsorted probes: 30-100 times slower).
+
+    >>> id_starts(np.array([0, 0, 2]), 4).tolist()
+    [0, 2, 2, 3, 3]
+    """
+    starts = np.zeros(size + 1, INT)
+    np.cumsum(np.bincount(ids, minlength=size), out=starts[1:])
+    return starts
 
 
 def sorted_unique(keys: np.ndarray, owned: bool = False) -> np.ndarray:
@@ -242,7 +323,9 @@ def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return b
     if len(b) == 0:
         return a
-    return np.sort(np.concatenate([a, b]), kind="stable")
+    merged = np.concatenate([a, b])
+    merged.sort(kind="stable")  # in place: one copy of the keys fewer
+    return merged
 
 
 def row_view(rows: np.ndarray) -> np.ndarray:
@@ -318,7 +401,17 @@ class EncodedRelation(Set):
         if self.arity == 0:
             return []
         if self._keys is not None:
-            return unpack(self._keys, len(self.dictionary), self.arity)
+            cached = self.indexes.get("columns")
+            if cached is not None:
+                return list(cached)
+            columns = unpack(self._keys, len(self.dictionary), self.arity)
+            if len(self._keys) * self.arity <= CACHED_COLUMN_VALUES:
+                # A relation never changes: its unpacked columns are kept like its indexes (every
+                # rule reading it unpacks them otherwise, a third of a 67,000-row group-by).
+                for column in columns:
+                    column.flags.writeable = False
+                self.indexes["columns"] = tuple(columns)
+            return columns
         assert self._rows is not None
         return [self._rows[:, i] for i in range(self.arity)]
 

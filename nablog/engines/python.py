@@ -8,7 +8,8 @@ on order-preserving ids. Each strongly connected component runs semi-naively: ev
 is evaluated once per recursive body literal with that literal restricted to the last round's new
 tuples (the delta). A relation the fixpoint grows is kept as a few sorted runs merged
 geometrically (:mod:`nablog.engines.runs`): the round's derived tuples are deduplicated against
-the runs by binary search and become a run, so no round rewrites the whole relation.
+the runs (by binary search, or in a deep fixpoint by a key set first) and become a run, so no
+round rewrites the whole relation.
 
 ``update`` continues from a given model: components untouched by the change keep their relations,
 components that only grow continue semi-naively from the inserted tuples, and the rest are
@@ -35,25 +36,24 @@ import numpy as np
 
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, base_part
 from ..lang.ast import Aggregate, body_atoms
-from . import compute
+from . import compute, groups
+from .algebra import difference, head_restricted, intersection, restricted, sorted_member, union_all, union_disjoint
 from .base import Model, Prepared, prepare
 from .encoding import (
     INT,
     ConstantDictionary,
     EncodedRelation,
     PatchedRelation,
+    column,
     fits_in_key,
+    id_starts,
     int_rows,
     key_base,
-    lex_range,
     member,
-    merge_sorted,
     pack,
     row_view,
-    sorted_unique,
-    unique_rows,
-    unpack,
 )
+from .frames import Frame
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
@@ -65,22 +65,6 @@ _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ">": np.greater,
     ">=": np.greater_equal,
 }
-
-
-class Frame:
-    """Bindings of a partly evaluated rule body: one id column per bound variable, ``n`` rows."""
-
-    __slots__ = ("n", "cols")
-
-    def __init__(self, n: int, cols: dict[Var, np.ndarray]):
-        self.n = n
-        self.cols = cols
-
-    def take(self, index: np.ndarray) -> "Frame":
-        return Frame(len(index), {v: c[index] for v, c in self.cols.items()})
-
-    def keep(self, mask: np.ndarray) -> "Frame":
-        return Frame(int(mask.sum()), {v: c[mask] for v, c in self.cols.items()})
 
 
 def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
@@ -116,10 +100,11 @@ class _Evaluator:
 
     # -- a dictionary that grows with computed values ---------------------------------------------
 
-    def grow(self, values: Iterable[int]) -> None:
-        """Add integers computed by rules to the dictionary: every relation moves over by one
-        increasing id map (ConstantDictionary.extended), nothing is decoded or sorted again."""
-        extended, remap = self.d.extended(values)
+    def grow(self, values: np.ndarray) -> None:
+        """Add integers computed by rules (sorted, none in the dictionary) to the dictionary: every
+        relation moves over by one increasing id map (ConstantDictionary.extended_ints), nothing
+        is decoded or sorted again."""
+        extended, remap = self.d.extended_ints(values) if len(values) else (self.d, None)
         if extended is self.d:
             return
         self.computed += len(extended) - len(self.d)
@@ -216,14 +201,41 @@ class _Evaluator:
         if rel.packed and positions == tuple(range(len(positions))) and not constants and not repeats:
             # Rows are sorted on their packed columns, so on any prefix of them: no sort needed.
             order = np.arange(len(keys))
-            entry = (keys, order, cols)
         else:
             order = np.argsort(keys, kind="stable")
-            entry = (keys[order], order, cols)
+            keys = keys[order]
         # Deltas are used once; caching their indexes would only keep them alive.
-        if self.rels.get(atom.pred) is rel:
+        cached = self.rels.get(atom.pred) is rel
+        starts = id_starts(keys, self.size) if cached and len(positions) == 1 and self._dense(len(keys)) else None
+        entry = (keys, order, cols, starts)
+        if cached:
             rel.indexes[key] = entry
         return entry
+
+    def _dense(self, rows: int) -> bool:
+        """Whether an array of :func:`id_starts` (one per constant) is worth building for a relation
+        of ``rows`` tuples that is read every round."""
+        return self.size <= STARTS_PER_ROW * rows + STARTS_MIN
+
+    def _starts(self, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
+        """:func:`id_starts` of the first column of a relation held as one sorted key array and read
+        every round (not a delta), for joins on that column alone; cached with the relation."""
+        if type(rel) is not EncodedRelation or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
+            return None
+        starts = rel.indexes.get("starts")
+        if starts is None:
+            if not self._dense(len(rel)):
+                return None
+            starts = rel.indexes["starts"] = id_starts(rel.keys // key_base(self.size) ** (rel.arity - 1), self.size)
+        return starts
+
+    def _index_ranges(self, entry, probe_cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per probe row, the range of an index's sorted keys (:meth:`_index`) equal to it."""
+        sorted_keys, _, _, starts = entry
+        if starts is not None:
+            return starts[probe_cols[0]], starts[probe_cols[0] + 1]
+        probe = _keys(probe_cols, self.size)
+        return np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
 
     def join(
         self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None, keep: set[Var] | None = None
@@ -266,19 +278,20 @@ class _Evaluator:
                 fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
                 fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
             else:
+                if ranges is None and prefix == 1:
+                    starts = self._starts(atom, rel)
+                    if starts is not None:
+                        ranges = starts[probe_cols[0]], starts[probe_cols[0] + 1]
                 parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity, ranges) for keys in key_runs(rel)]  # type: ignore[union-attr]
                 fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
             total = len(fi)
-            matched = unpack(keys, self.size, rel.arity)
             out = {v: c[fi] for v, c in carried.items()}
             for v in fresh:
-                out[v] = matched[positions[v]]
+                out[v] = column(keys, self.size, rel.arity, positions[v])
             return Frame(total, out)
-        sorted_keys, order, cols = self._index(atom, rel, tuple(positions[v] for v in shared))
-        if ranges is None:
-            probe = _keys([frame.cols[v] for v in shared], self.size)
-            ranges = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
-        lo, hi = ranges
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        _, order, cols, _ = entry
+        lo, hi = ranges if ranges is not None else self._index_ranges(entry, [frame.cols[v] for v in shared])
         counts = hi - lo
         total = int(counts.sum())
         fi = np.repeat(np.arange(frame.n), counts)
@@ -310,11 +323,17 @@ class _Evaluator:
                     for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
                 )
                 return frame.keep(count == 0)
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                return frame.keep(starts[probe_cols[0]] == starts[probe_cols[0] + 1])
             count = sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)))  # type: ignore[union-attr]
             return frame.keep(count == 0)
-        sorted_keys, _, _ = self._index(atom, rel, tuple(positions.values()))
-        probe = _keys([frame.cols[v] for v in positions], self.size)
-        return frame.keep(~_member(sorted_keys, probe))
+        entry = self._index(atom, rel, tuple(positions.values()))
+        probe_cols = [frame.cols[v] for v in positions]
+        if entry[3] is not None:
+            lo, hi = self._index_ranges(entry, probe_cols)
+            return frame.keep(lo == hi)
+        return frame.keep(~sorted_member(entry[0], _keys(probe_cols, self.size)))
 
     def _prefix(self, atom: Atom, rel: EncodedRelation, bound: list[int]) -> int | None:
         """The number of leading columns bound, when the bound columns are exactly a prefix of a
@@ -436,11 +455,14 @@ class _Evaluator:
             if runs is None:
                 return None, None
             probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
-            found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                found = [(starts[probe_cols[0]], starts[probe_cols[0] + 1])]
+            else:
+                found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
             return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
-        sorted_keys, _, _ = self._index(atom, rel, tuple(positions[v] for v in shared))
-        probe = _keys([frame.cols[v] for v in shared], self.size)
-        lo, hi = np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        lo, hi = self._index_ranges(entry, [frame.cols[v] for v in shared])
         return hi - lo, (lo, hi)
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
@@ -551,7 +573,7 @@ class _Evaluator:
                     delta = (changes_pos if b.positive else changes_neg).get(b.atom.pred)
                     if delta is None or not len(delta):
                         continue
-                    out.append(_restricted(rule, i, delta, state))
+                    out.append(restricted(rule, i, delta, state))
             return out
 
         # (1) over-delete, over the old state
@@ -574,7 +596,7 @@ class _Evaluator:
         for rule in rules:
             for head in rule.head:
                 if len(removed.get(head.pred, ())):
-                    instances.append(_head_restricted(rule, head, removed[head.pred], current))
+                    instances.append(head_restricted(rule, head, removed[head.pred], current))
         added = self._semi_naive(plan, self._absorb(self.derive(instances, known=members), members))
         gained, lost = {}, {}
         for p in members:
@@ -591,32 +613,50 @@ class _Evaluator:
         added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
         rounds = 0
         self.clock.take()
+        joined = _joined_whole(plan)
+        grown = {p: len(d) for p, d in delta.items()}
         while plan.recursive_rules and any(len(d) for d in delta.values()):
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
+            if rounds == HASH_ROUND:
+                # A deep fixpoint: deduplicate by a key set instead of searching the runs, when
+                # this fixpoint derived most of the relation (not a small update of a large one).
+                for p in plan.predicates:
+                    rel = self.relation(p)
+                    if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
+                        self.rels[p] = RunRelation.keyed(rel)
             instances = []
             for rule, positions in plan.recursive_rules:
                 for i in positions:
                     d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
-            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates)
+            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates, joined)
             if self.profile:
                 runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
                 self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
             for p, d in delta.items():
+                grown[p] = grown.get(p, 0) + len(d)
                 if track and len(d):
                     added.setdefault(p, []).append(d)
+        for p in plan.predicates:
+            rel = self.relation(p)
+            if isinstance(rel, RunRelation) and rel.seen is not None:
+                # The key set is let go; runs left unmerged behind an exact one are merged once.
+                if rel.seen.exact:
+                    self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+                rel.seen = None
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)
 
-    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str]) -> dict[str, EncodedRelation]:
+    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str], joined: Set[str] = frozenset()) -> dict[str, EncodedRelation]:
         """Add tuples derived with ``known=members`` (so none is in its relation yet) to the
         relations; return them per predicate. A packed relation grows by sorted runs
-        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it."""
+        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it; runs of
+        a relation deduplicated by a key set are merged only if rules join it (``joined``)."""
         delta = {}
         start = time.perf_counter()
         for pred in members:
@@ -625,10 +665,16 @@ class _Evaluator:
             old, new = self.relation(pred), derived[pred]
             if len(new):
                 grows = old.packed and old.arity and key_runs(old) is not None
-                self.rels[pred] = RunRelation.grown(old, new.keys) if grows else union_disjoint(old, new)
+                self.rels[pred] = RunRelation.grown(old, new.keys, merge=pred in joined) if grows else union_disjoint(old, new)
             delta[pred] = new
         self.clock.add("merge", start)
         return delta
+
+
+def _joined_whole(plan: ComponentPlan) -> set[str]:
+    """Members some semi-naive rule instance reads whole (a rule with several recursive literals
+    joins the delta of one with the others): their runs must stay few."""
+    return {rule.body[i].atom.pred for rule, positions in plan.recursive_rules if len(positions) > 1 for i in positions}  # type: ignore[union-attr]
 
 
 def _plain(term) -> bool:
@@ -653,109 +699,10 @@ def _repeat_pattern(atom: Atom):
                 seen[t] = i
 
 
-def _member(sorted_keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
-    if sorted_keys.dtype == INT:
-        return member(sorted_keys, probe)
-    if len(sorted_keys) == 0:
-        return np.zeros(len(probe), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_keys, probe), len(sorted_keys) - 1)
-    return sorted_keys[pos] == probe
-
-
-def _restricted(rule: Rule, position: int, delta: EncodedRelation, state):
-    """The rule with body literal ``position`` ranging over ``delta`` (a negated literal is read
-    positively: its instances are those where the negated atom is in ``delta``)."""
-    literal = rule.body[position]
-    if not literal.positive:
-        # The changed tuples bind the literal's variables; the literal itself is still checked
-        # in the given state (with `_`, another tuple may still match).
-        body = list(rule.body)
-        body[position] = Literal(literal.atom, True)
-        rule = Rule(rule.head, (*body, literal), rule.loc)
-    return (rule, position, lambda i, atom: delta if i == position else state(i, atom))
-
-
-def _head_restricted(rule: Rule, head: Atom, tuples: EncodedRelation, state):
-    """The rule with an extra first literal binding its head to ``tuples`` (for rederivation)."""
-    guard = Literal(Atom("__tuples", head.args), True)
-    restricted = Rule(rule.head, (guard, *rule.body), rule.loc)
-    return (restricted, 0, lambda i, atom: tuples if i == 0 else state(i, atom))
-
-
-def union_all(d: ConstantDictionary, arity: int, relations: list[EncodedRelation]) -> EncodedRelation:
-    """The union of relations over one dictionary."""
-    relations = [r for r in relations if len(r)]
-    if not relations:
-        return EncodedRelation.empty(d, arity)
-    if len(relations) == 1:
-        return relations[0]
-    if arity == 0:
-        return relations[0]
-    if relations[0].packed:
-        return EncodedRelation(d, arity, sorted_unique(np.concatenate([r.keys for r in relations]), owned=True), None)
-    return EncodedRelation(d, arity, None, unique_rows(np.concatenate([np.stack(r.columns(), 1) for r in relations])))
-
-
-def intersection(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
-    """Tuples in both relations (same dictionary and arity)."""
-    return difference(a, difference(a, b))
-
-
-def _small(change: int, rel: EncodedRelation) -> bool:
-    """Whether a change (with the patches a relation carries already) is small enough against
-    it to patch it rather than copy it."""
-    if isinstance(rel, PatchedRelation) and rel._keys is None:
-        change += len(rel.plus) + len(rel.minus)
-    return len(rel) >= PATCH_MIN and change * PATCH_RATIO <= len(rel)
-
-
-PATCH_MIN, PATCH_RATIO = 50_000, 64
+HASH_ROUND, HASH_MIN = 4, 65_536  # from this round, relations this large are deduplicated by a key set (smaller ones are searched in cache)
+STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
 DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
-FEW_ROWS = 64  # a change of at most this many rows to a wide (unpacked) relation is searched, not sorted
 CHUNK_ROWS = 200_000  # rows of an intermediate join result evaluated at once (500,000 took 17% more memory on email-Eu-core, no less time)
-
-
-def difference(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
-    """Tuples of ``a`` not in ``b`` (same dictionary and arity)."""
-    if a.arity == 0:
-        return EncodedRelation(a.dictionary, 0, a.keys[: 0 if len(b) else len(a)], None)
-    if a.packed:
-        if _small(len(b), a):
-            # Few tuples to remove from many: patch instead of copying all of a.
-            gone = b.keys[a.contains_keys(b.keys)]
-            return PatchedRelation.of(a, np.zeros(0, INT), gone) if len(gone) else a
-        return EncodedRelation(a.dictionary, a.arity, a.keys[~b.contains_keys(a.keys)], None)
-    rows_a, rows_b = a._rows, b._rows
-    assert rows_a is not None and rows_b is not None
-    if len(rows_b) <= FEW_ROWS < len(rows_a):
-        # A few wide rows out of many: binary searches, not a sort of all of a.
-        gone = [lo for lo, hi in (lex_range(rows_a, row) for row in rows_b) if hi > lo]
-        return EncodedRelation(a.dictionary, a.arity, None, np.delete(rows_a, gone, axis=0)) if gone else a
-    if len(rows_a) <= FEW_ROWS < len(rows_b):
-        keep = [lo == hi for lo, hi in (lex_range(rows_b, row) for row in rows_a)]
-        return EncodedRelation(a.dictionary, a.arity, None, rows_a[np.array(keep, dtype=bool)])
-    keep = ~_member(np.sort(row_view(rows_b)), row_view(rows_a))
-    return EncodedRelation(a.dictionary, a.arity, None, rows_a[keep])
-
-
-def union_disjoint(a: EncodedRelation, b: EncodedRelation) -> EncodedRelation:
-    """The union of two relations with no tuple in common."""
-    if a.arity == 0:
-        return EncodedRelation(a.dictionary, 0, a.keys if len(a) else b.keys, None)
-    if a.packed:
-        if not len(b):
-            return a
-        if _small(len(b), a):
-            return PatchedRelation.of(a, b.keys, np.zeros(0, INT))
-        return EncodedRelation(a.dictionary, a.arity, merge_sorted(a.keys, b.keys), None)
-    assert a._rows is not None and b._rows is not None
-    if not len(b):
-        return a
-    if len(b) <= FEW_ROWS < len(a):
-        # Keep a's order: insert b's (sorted) rows where they belong instead of sorting again.
-        at = [lex_range(a._rows, row)[0] for row in b._rows]
-        return EncodedRelation(a.dictionary, a.arity, None, np.insert(a._rows, at, b._rows, axis=0))
-    return EncodedRelation(a.dictionary, a.arity, None, unique_rows(np.concatenate([a._rows, b._rows])))
 
 
 class PythonEngine:
@@ -842,17 +789,26 @@ class PythonEngine:
             if not inputs & set(old):
                 continue
             before = {p: evaluator.relation(p) for p in plan.predicates}
+            current = evaluator.current
             if any(compute.has_computation(r) for r in _rules(plan)):
-                # Aggregates and arithmetic: the component is evaluated afresh over its (already
-                # updated) inputs and diffed. Exact, and simple: delete-and-rederive would have to
-                # recount every group a changed tuple belongs to, and computed values grow the
-                # dictionary under the maintenance's feet.
+                # Aggregates and arithmetic: the groups a change touches are recounted (groups.py);
+                # where that does not apply (recursion), the component is evaluated afresh and diffed.
+                by_groups = groups.maintain(
+                    evaluator,
+                    plan,
+                    {p: current(gained[p]) for p in inputs if p in gained},
+                    {p: current(lost[p]) for p in inputs if p in lost},
+                    {p: current(old[p]) for p in inputs if p in old},
+                )
+                if by_groups is not None:
+                    for pred in plan.predicates:
+                        record(pred, before[pred], by_groups[0][pred], by_groups[1][pred])
+                    continue
                 evaluator.run_component(plan)
                 for pred in plan.predicates:
                     now, then = evaluator.relation(pred), evaluator.current(before[pred])
                     record(pred, then, difference(now, then), difference(then, now))
                 continue
-            current = evaluator.current
             plus, minus = evaluator.maintain(
                 plan,
                 {p: current(gained[p]) for p in inputs if p in gained},
@@ -896,7 +852,7 @@ class PythonEngine:
                 if isinstance(b, Literal):
                     delta = encoded["+" if b.positive else "-"].get(b.atom.pred)
                     if delta is not None and len(delta):
-                        instances.append(_restricted(rule, i, delta, current))
+                        instances.append(restricted(rule, i, delta, current))
         derived = evaluator.derive(instances)
         return {h.pred: derived.get(h.pred, EncodedRelation.empty(evaluator.d, arities[h.pred])) for r in prepared.program.rules for h in r.head}
 

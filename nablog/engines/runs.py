@@ -12,6 +12,11 @@ fixpoint: membership (deduplicating a delta, by binary search in each run), pref
 and anti-joins on leading columns, run by run), and the size. Anything else (columns, an index on
 other columns, iteration) merges the runs once, on first use, and keeps the result.
 
+A deep fixpoint also keeps a key set of the relation (:meth:`RunRelation.keyed`,
+:mod:`nablog.engines.keysets`), so that deduplicating a round does not search every run: an
+exact bitmap answers alone (the runs then wait unmerged for the end of the fixpoint), a Bloom
+filter rules out the new keys and the few others are searched.
+
 >>> from nablog.engines.encoding import ConstantDictionary, EncodedRelation
 >>> d = ConstantDictionary.build(range(10))
 >>> rel = EncodedRelation.from_rows(d, [(1, 2), (2, 3)], 2)
@@ -30,31 +35,65 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .encoding import INT, EncodedRelation, PatchedRelation, member, merge_sorted, unpack
+from .encoding import INT, EncodedRelation, PatchedRelation, key_base, member, merge_sorted, unpack
+from .keysets import KeySet
 
 GROWTH = 2
 """Each run holds at least this many times the tuples of the next (measured on the deep closures
 of bench/materialize.py: 2 and 4 within noise; 8 and more probe too many runs per round)."""
+FILTERED_GROWTH = 8
+"""The same for a relation whose membership a Bloom filter answers first (see keysets.Filter)."""
 
 
 class RunRelation(EncodedRelation):
     """A packed relation stored as sorted runs of disjoint keys, largest first (see the module)."""
 
-    __slots__ = ("runs",)
+    __slots__ = ("runs", "seen")
 
-    def __init__(self, base: EncodedRelation, runs: list[np.ndarray]):
+    def __init__(self, base: EncodedRelation, runs: list[np.ndarray], seen: KeySet | None = None):
         super().__init__(base.dictionary, base.arity, None, None)
         self.runs = runs
+        # A key set of the runs, when kept (see keyed): when exact, the runs are not merged while
+        # the relation grows, unless rules also join it (``merge``).
+        self.seen = seen
 
     @classmethod
-    def grown(cls, rel: EncodedRelation, new: np.ndarray) -> "RunRelation":
-        """``rel`` with the sorted keys ``new`` (none of them in ``rel``) added; ``rel`` is unchanged."""
+    def grown(cls, rel: EncodedRelation, new: np.ndarray, merge: bool = True) -> "RunRelation":
+        """``rel`` with the sorted keys ``new`` (none of them in ``rel``) added; ``rel`` is unchanged
+        (a key set moves to the new relation: ``rel`` searches its own runs again)."""
         runs = list(rel.runs) if isinstance(rel, RunRelation) else ([rel.keys] if len(rel) else [])
         runs.append(new)
-        while len(runs) > 1 and len(runs[-2]) < GROWTH * len(runs[-1]):
-            last = runs.pop()
-            runs[-1] = merge_sorted(runs[-1], last)
-        return cls(rel, runs)
+        seen = rel.seen if isinstance(rel, RunRelation) else None
+        if seen is not None:
+            rel.seen = None
+            if seen.full(len(new)):
+                seen = KeySet.new(seen.space, 4 * sum(len(run) for run in runs))
+                for run in runs:
+                    seen.add(run)
+            else:
+                seen.add(new)
+        if merge or seen is None or not seen.exact:
+            # Behind a filter only its few false positives (and true repeats) search the runs:
+            # more of them, merged less often, cost less than the merges.
+            growth = GROWTH if merge or seen is None else FILTERED_GROWTH
+            while len(runs) > 1 and len(runs[-2]) < growth * len(runs[-1]):
+                last = runs.pop()
+                runs[-1] = merge_sorted(runs[-1], last)
+        return cls(rel, runs, seen)
+
+    @classmethod
+    def keyed(cls, rel: EncodedRelation) -> "RunRelation":
+        """``rel`` (packed, of positive arity) with a :class:`~nablog.engines.keysets.KeySet` of its
+        keys, for a fixpoint that deduplicates many rounds against it."""
+        if isinstance(rel, RunRelation) and rel.seen is not None:
+            return rel
+        runs = key_runs(rel)
+        if runs is None:
+            return rel  # type: ignore[return-value]
+        seen = KeySet.new(key_base(len(rel.dictionary)) ** rel.arity, 2 * len(rel))
+        for run in runs:
+            seen.add(run)
+        return cls(rel, list(runs), seen)
 
     @property
     def packed(self) -> bool:
@@ -63,9 +102,7 @@ class RunRelation(EncodedRelation):
     @property
     def keys(self) -> np.ndarray:
         if self._keys is None:
-            merged = self.runs[0] if self.runs else np.zeros(0, INT)
-            for run in self.runs[1:]:
-                merged = merge_sorted(merged, run)
+            merged = _merged(self.runs)
             self._keys = merged
             self.runs = [merged] if len(merged) else []  # one copy, not the runs and their merge
         return self._keys
@@ -77,10 +114,31 @@ class RunRelation(EncodedRelation):
         return sum(len(run) for run in self.runs)
 
     def contains_keys(self, probe: np.ndarray) -> np.ndarray:
+        if self.seen is not None:
+            maybe = self.seen.contains(probe)
+            if self.seen.exact:
+                return maybe
+            # Only the keys the filter could not rule out are searched in the runs.
+            which = np.flatnonzero(maybe)
+            maybe[which] = self._search(probe[which])
+            return maybe
+        return self._search(probe)
+
+    def _search(self, probe: np.ndarray) -> np.ndarray:
         found = np.zeros(len(probe), dtype=bool)
         for run in self.runs:
             found |= member(run, probe)
         return found
+
+
+def _merged(runs: list[np.ndarray]) -> np.ndarray:
+    """The sorted union of disjoint sorted runs: one stable sort of them all (timsort merges the
+    runs it finds), not one merge per run."""
+    if len(runs) < 2:
+        return runs[0] if runs else np.zeros(0, INT)
+    merged = np.concatenate(runs)
+    merged.sort(kind="stable")
+    return merged
 
 
 def key_runs(rel: EncodedRelation) -> list[np.ndarray] | None:

@@ -14,6 +14,10 @@ Every write of user data (``apply``, ``undo``, ``repair --out``, a server commit
     6 apply     renames (data first, the undo log last); SQLite changes in one transaction each
     7 cleanup   journal, then commit record removed
 
+A commit numbered by the database (``version=N``, as ``Database`` numbers its commits for
+subscribers) stages ``.nablog/version`` with the data files, so the number is in the same
+journal and comes out wholly old or wholly new with them.
+
 The commit record (5) is the point of no return; it is written before the renames, so every
 rename and SQLite change after it can be redone. :meth:`Stores.recover` — run on every open and
 before every commit — finds a journal left by a killed process and **rolls it forward** when the
@@ -67,6 +71,9 @@ HISTORY_DEPTH = 100
 """Undo entries kept; older ones (and their saved file versions) are dropped by the next commit."""
 
 STATE_DIR = ".nablog"
+
+VERSION_FILE = "version"
+"""In ``.nablog/``: the number of the last numbered commit (see :meth:`Stores.commit`)."""
 
 
 class Stores:
@@ -203,7 +210,17 @@ class Stores:
 
     # -- committing -----------------------------------------------------------------------------
 
-    def commit(self, delta: Delta, *, request: str = "", basis: str | None = None) -> Delta:
+    def version(self) -> int:
+        """The number of the last commit numbered by ``version=`` (0 when none was)."""
+        path = self.state / VERSION_FILE
+        if not path.exists():
+            return 0
+        text = path.read_text(encoding="utf-8").strip()
+        if not text.isdigit():
+            raise NablogError(f"{path}: not a version number: {text[:40]!r}", where=str(path), hint="the file is damaged; write the last version number into it")
+        return int(text)
+
+    def commit(self, delta: Delta, *, request: str = "", basis: str | None = None, version: int | None = None) -> Delta:
         """Apply ``delta`` (on relations as stored, ``p`` not ``base__p``) to the stores and push
         it on the undo log, all or nothing; return the changes really made (inserting a stored
         fact or deleting an absent one is no change, seed 002 Def. 1). Nothing is recorded when
@@ -211,6 +228,9 @@ class Stores:
 
         ``basis`` is the fingerprint the change was computed on: if the data changed since, the
         commit is refused (:class:`NablogError`), checked under the lock.
+
+        ``version`` numbers the commit: ``.nablog/version`` is written in the same commit (also
+        when no fact changes, so that every numbered commit is recorded).
         """
         with self.locked():
             self.recover()
@@ -228,21 +248,24 @@ class Stores:
                     real = real.compose(part)
                     plans.append((store, part.by_relation()))
             if not real:
+                if version is not None:
+                    self._run([], None, basis, writers=self._version_writer(version))
                 return real
             entry = {
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "request": request,
                 "changes": {self._name(store.location): Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()}).to_rows_json() for store, rel in plans},
             }
-            self._run(plans, entry, basis)
+            self._run(plans, entry, basis, writers=self._version_writer(version))
             return real
 
-    def undo(self) -> Delta | None:
+    def undo(self, *, version: int | None = None) -> Delta | None:
         """Take back the newest commit on the undo log: the files as they were, byte for byte;
         SQLite rows as they were. None when the log is empty.
 
         Refused, with nothing changed, when the entry names a store this database does not
         have, or when the data changed after that commit (``forget`` then drops the entry).
+        ``version`` numbers the undo as a commit (see :meth:`commit`).
         """
         with self.locked():
             self.recover()
@@ -278,7 +301,7 @@ class Stores:
                 if _digest(target) != f["sha256"]:
                     raise _stale(None, f["target"])
                 restore.append((target, self._path(f["backup"]) if f.get("backup") else None))
-            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry])
+            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version))
             return inverse
 
     def forget(self) -> dict | None:
@@ -460,6 +483,12 @@ class Stores:
                 "the data changed since this change was computed (another program or nablog command wrote it)",
                 hint="propose again to get changes for the current data; nothing was written",
             )
+
+    def _version_writer(self, version: int | None) -> dict[Path, Callable[[BinaryIO], None]]:
+        if version is None:
+            return {}
+        self.state.mkdir(exist_ok=True)
+        return {self.state / VERSION_FILE: lambda f: f.write(f"{version}\n".encode())}
 
     def _step(self, name: str) -> None:
         if self.fault is not None:

@@ -1,6 +1,6 @@
 """The nablog language: AST, parser, printer, errors with locations, analysis (safety, strata)."""
 
-from .analysis import Analysis, FdShape, analyze, check_arities, dependency_graph, fd_shape, stratify
+from .analysis import Analysis, FdShape, analyze, check_arities, dependency_graph, empty_base_relations, fd_shape, stratify
 from .ast import (
     Atom,
     BaseDeclaration,
@@ -34,6 +34,6 @@ __all__ = [
     "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "ColumnsDeclaration", "Comparison", "Constant", "ConstrainedRule", "Constraint",
     "DataError", "Delta", "Denial", "Dependency", "DomainCall", "Facts", "FdShape", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NablogWarning", "NullDeclaration", "Program", "Protection",
     "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "TrustDeclaration", "Var", "analyze", "base_part", "check_arities",
-    "constant_sort_key", "constraint_name", "dependency_graph", "fd_shape", "format_constant", "parse", "parse_atom", "parse_files",
+    "constant_sort_key", "constraint_name", "dependency_graph", "empty_base_relations", "fd_shape", "format_constant", "parse", "parse_atom", "parse_files",
     "parse_statements", "parse_term", "read_text", "row_sort_key", "separate_facts", "shown_name", "stratify",
 ]

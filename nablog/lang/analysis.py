@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -17,7 +18,7 @@ from typing import Iterable
 import networkx as nx
 
 from .ast import Aggregate, Atom, Comparison, Denial, Interval, Literal, Requirement, Rule, Var, body_atoms, is_constant, term_variables
-from .errors import AnalysisError, Loc
+from .errors import AnalysisError, Loc, NablogWarning
 from .program import Program
 
 
@@ -404,3 +405,33 @@ def fd_shape(denial: Denial) -> FdShape | None:
     op = cmp.op
     swapped = (op == "<" and not first_is_left) or (op == ">" and first_is_left)
     return FdShape(a.pred, a.arity, tuple(lhs), rhs, op != "!=", swapped if op != "!=" else False)
+
+
+def empty_base_relations(program: Program, defined: Iterable[str], strict: bool = False, hidden: tuple[str, ...] = ("base__",)) -> list[NablogWarning]:
+    """One warning per predicate used in a body, constraint or requirement that has no rules and
+    is not in ``defined`` (facts, data, ``#base`` lines): clingo reads it as an empty relation and
+    informs, and so does nablog; with ``strict`` the first one is an error. The hint suggests a
+    close name among the defined ones (but not among those starting with ``hidden``).
+
+    >>> from nablog.lang import parse
+    >>> [w.message for w in empty_base_relations(parse("p(X) :- edge(X, Y), not q(Y). #base q/1."), {"egde"})]
+    ['predicate edge/2 has no rules, no facts and no #base declaration: it is read as an empty relation']
+    """
+    known = set(program.derived) | set(defined) | {p for p, _ in program.declared_base}
+    warnings: dict[str, NablogWarning] = {}
+    for statement in program.statements:
+        atoms: list[Atom] = []
+        if isinstance(statement, (Rule, Denial)):
+            atoms = [atom for atom, _, _ in body_atoms(statement.body)]
+        elif isinstance(statement, Requirement):
+            atoms = [statement.atom]
+        for atom in atoms:
+            if atom.pred in known or atom.pred in warnings:
+                continue
+            close = difflib.get_close_matches(atom.pred, [k for k in known if not k.startswith(hidden)], n=1)
+            hint = f"did you mean {close[0]}?" if close else f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
+            what = f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration"
+            if strict:
+                raise AnalysisError(what, atom.loc or statement.loc, hint)
+            warnings[atom.pred] = NablogWarning(f"{what}: it is read as an empty relation", atom.loc or statement.loc, hint)
+    return list(warnings.values())

@@ -41,8 +41,9 @@ class Enumeration:
 class AspProblem:
     """A ground problem as a clingo program, with named switches for the explanation of failure."""
 
-    def __init__(self, problem: GroundProblem, weights: Mapping[int, tuple[int, int]] | None = None):
+    def __init__(self, problem: GroundProblem, weights: Mapping[int, tuple[int, int]] | None = None, deadline: float | None = None):
         self.problem = problem
+        self.deadline = deadline  # building the program observes it too (raises Late)
         self.weights = dict(weights) if weights else None
         self.atom_ids: dict[GroundAtom, int] = {}
         self.switches: list[str] = []  # name of each on(I) switch
@@ -54,14 +55,16 @@ class AspProblem:
         for sign, a in problem.candidates:
             protected = self._switch(f"protected fact {_show(a)}") if (sign, a) in problem.protected else None
             self.choices.append((self._id(a), sign == "+", protected))
-        for head, pos, neg in problem.rules:
+        for i, (head, pos, neg) in enumerate(problem.rules):
+            _check(deadline, i)
             self.rules.append((self._id(head), [self._id(b) for b in pos], [self._id(b) for b in neg]))
         for name, a in problem.require_true:
             self.constraints.append((self._switch(_requirement_name(name, a, True)), [], [self._id(a)]))
         for name, a in problem.require_false:
             self.constraints.append((self._switch(_requirement_name(name, a, False)), [self._id(a)], []))
         named: dict[str, int] = {}
-        for name, pos, neg in problem.denials:
+        for i, (name, pos, neg) in enumerate(problem.denials):
+            _check(deadline, i)
             if name not in named:
                 named[name] = self._switch(f"constraint {name}")
             self.constraints.append((named[name], [self._id(b) for b in pos], [self._id(b) for b in neg]))
@@ -141,9 +144,11 @@ class AspProblem:
                 backend.add_heuristic(ch, clingo.HeuristicType.False_, 1, 0, [])
                 if protected is not None:
                     backend.add_rule([], [ch, on[protected]])
-            for head, pos, neg in self.rules:
+            for i, (head, pos, neg) in enumerate(self.rules):
+                _check(self.deadline, i)
                 backend.add_rule([x[head]], [x[b] for b in pos] + [-x[b] for b in neg])
-            for switch, pos, neg in self.constraints:
+            for i, (switch, pos, neg) in enumerate(self.constraints):
+                _check(self.deadline, i)
                 backend.add_rule([], [x[b] for b in pos] + [-x[b] for b in neg] + [on[switch]])
             for switch, certain, groups in self.at_most_one:
                 ys = []
@@ -305,6 +310,15 @@ class AspProblem:
                 core = trial
         kinds = ("request", "constraint", "required", "protected")
         return sorted((self.switches[i] for i in core), key=lambda name: (kinds.index(name.split()[0]), name))
+
+
+class Late(Exception):
+    """The deadline passed while the clingo program was being built."""
+
+
+def _check(deadline: float | None, i: int) -> None:
+    if deadline is not None and i % 4096 == 4095 and time.monotonic() >= deadline:
+        raise Late()
 
 
 def _requirement_name(name: str, a: GroundAtom, true: bool) -> str:

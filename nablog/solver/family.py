@@ -35,6 +35,7 @@ class Family:
     parameter: Var
     bindings: tuple[tuple, ...]
     condition: str = ""
+    interchangeable: bool = False  # the orbit of one realization under swapping interchangeable values
 
     def __len__(self) -> int:
         return len(self.bindings)

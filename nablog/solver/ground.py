@@ -25,8 +25,9 @@ import itertools
 import time
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
+from ..engines.encoding import EncodedRelation, sorted_unique
 from ..engines.lookup import ModelIndex
 from ..engines.violations import name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, FdShape, Literal, NablogError, Program, Requirement, Rule, Term, Var, constant_sort_key, fd_shape
@@ -93,7 +94,9 @@ class _PossibleState:
         self.plus: dict[str, set[tuple]] = {}
         self.minus: dict[str, set[tuple]] = {}
         self._plus_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
-        self._rows: dict[str, set[tuple] | None] = {}  # small relations as Python tuples
+        self._rows: dict[str, set[tuple]] = {}  # small relations as Python tuples
+        self._asked: dict[str, int] = {}
+        self._values: dict[tuple[str, int], set] = {}
         self._now_by: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
 
     def now(self, a: GroundAtom) -> bool:
@@ -104,11 +107,31 @@ class _PossibleState:
     def _small_relation(self, pred: str) -> bool:
         """Whether ``pred`` is held as Python tuples here: a columnar relation answers one lookup
         in about 0.1 ms, too slow for the tens of thousands a family of candidates asks; a
-        relation of up to :data:`SMALL_RELATION` rows is copied once instead."""
-        if pred not in self._rows:
-            small = self.index.size(pred) <= SMALL_RELATION
-            self._rows[pred] = set(self.index.match(pred, (None,) * self._arity(pred))) if small else None
-        return self._rows[pred] is not None
+        relation of up to :data:`SMALL_RELATION` rows is copied once instead — once it has been
+        asked a tenth as many questions as it has rows (copying a row costs about a tenth of a
+        lookup), so that a search folded to a few questions copies nothing."""
+        rows = self._rows.get(pred)
+        if rows is not None:
+            return True
+        asked = self._asked[pred] = self._asked.get(pred, 0) + 1
+        size = self.index.size(pred)
+        if size <= SMALL_RELATION and asked * 10 >= size:
+            self._rows[pred] = set(self.index.match(pred, (None,) * self._arity(pred)))
+            return True
+        return False
+
+    def values(self, pred: str, position: int) -> set:
+        """The distinct values at one position of a relation now. (``ModelIndex.values`` decodes
+        through an object array of the whole dictionary: about a second at 1e6 constants.)"""
+        key = (pred, position)
+        if key not in self._values:
+            rel = self.index.model.get(pred)
+            if isinstance(rel, EncodedRelation) and len(rel):
+                ids = sorted_unique(rel.columns()[position])
+                self._values[key] = {rel.dictionary.values[i] for i in ids.tolist()}
+            else:
+                self._values[key] = self.index.values(pred, position)
+        return self._values[key]
 
     def _arity(self, pred: str) -> int:
         rel = self.index.model.get(pred)
@@ -284,6 +307,7 @@ class Relevance:
         protect: Iterable[GroundAtom | str] = (),
         universe: Iterable[Constant] = (),
         group_fds: bool = False,
+        conceal: Callable[[Constant], bool] | None = None,
     ):
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
@@ -325,6 +349,9 @@ class Relevance:
         self.protected_relations = {p for p in protect if isinstance(p, str)}
         self.protected_facts = {p for p in protect if not isinstance(p, str)}
         self.universe = universe if isinstance(universe, Set) else set(universe)
+        # Values an existential variable does not take: the non-representatives of classes of
+        # interchangeable values (see :mod:`nablog.solver.symmetry`).
+        self.conceal = conceal
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
         self._round = 1
@@ -357,8 +384,10 @@ class Relevance:
                 if isinstance(b, Literal):
                     for i, t in enumerate(b.atom.args):
                         if t == var:
-                            values |= self.state.index.values(b.atom.pred, i)
+                            values |= self.state.values(b.atom.pred, i)
                             values |= {row[i] for row in self.state.plus.get(b.atom.pred, ()) if row[i] not in self.problem.fresh}
+        if self.conceal is not None:
+            values = [v for v in values if not self.conceal(v)]
         values = sorted(values, key=constant_sort_key)
         return values + self._fresh_for_round(round_)
 
@@ -594,7 +623,9 @@ class Relevance:
             if self.herbrand:
                 values = set(self.universe)
             else:
-                values = set(self.state.index.values(atom.pred, i)) | {r[i] for r in self.state.plus.get(atom.pred, ())}
+                values = set(self.state.values(atom.pred, i)) | {r[i] for r in self.state.plus.get(atom.pred, ())}
+            if self.conceal is not None:
+                values = {v for v in values if not self.conceal(v)}
             fresh = self._fresh_for_round(round_) if new or not self.problem.fresh else list(self.problem.fresh)
             domains.append(sorted(values - set(self.problem.fresh), key=constant_sort_key) + fresh)
         for values in itertools.product(*domains):

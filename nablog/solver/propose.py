@@ -22,10 +22,12 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
-from .asp import AspProblem
+from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, format_constant
+from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, find_families
+from . import symmetry
+from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
@@ -129,17 +131,21 @@ def propose(
     found: dict[tuple, Realization] = {}
 
     def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "", certified: bool = False) -> Realization:
-        # certified: the method proved minimality over the same subsets (the tableaux' Def. 15/19
-        # certificate; tests/solver/test_tableaux_method.py checks it against the re-check).
+        # Minimality is re-evaluated subset by subset only where no proof came with the change set:
+        # the asp method's holds by construction (smaller change sets were found first and blocked
+        # in the ground problem; the re-check cost seconds per realization at 1e6 facts), the
+        # tableaux' by their Def. 15/19 certificate (tests/solver/test_tableaux_method.py checks it
+        # against the re-check).
         verified = verifier.realizes(insert, delete)
-        if verified is None or not (certified or verifier.minimal(insert, delete)):
+        if verified is None or not (certified or method_name == "asp" or verifier.minimal(insert, delete)):
             raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
+        minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
         return Realization(
             sorted_atoms(map(_user_atom, insert)),
             sorted_atoms(map(_user_atom, delete)),
             verifier.side_effects(verified[1], verified[2]),
             fresh,
-            "verified: the request holds, every constraint holds, and no smaller set of these changes does it"
+            f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
             + (f"\n{reason}" if reason else ""),
             basis,
             kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
@@ -151,14 +157,57 @@ def propose(
         insert, delete, fresh = canonical(insert, delete, fresh_names)
         if (insert, delete) not in found:
             found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason, certified)
-            if on_realization:  # the streaming methods (tableaux) hand each on as it is found
-                on_realization(found[(insert, delete)])
-        return limit is None or len(found) < limit
+        # These methods find realizations in no order of size: the search goes on, and the limit
+        # is applied to the list sorted smallest first (see _smallest_first).
+        return True
+
+    def smallest_first(fresh_names: list[str]) -> tuple[list[Realization], bool]:
+        return _smallest_first(found, limit, families, verifier, index, basis, fresh_names, on_realization)
 
     if method == "transform":
-        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier)
+        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier)
 
     violated = [(v.constraint, b) for v in violations for b in v.bindings]
+    folding = None
+    if families and method == "asp" and symmetric(rules):
+        if progress:
+            progress("finding interchangeable values")
+        folding = _folding(rules, model, base, request, protected)
+    streamed: set = set()
+    if on_realization is not None:
+        stream = on_realization
+
+        def on_realization(realization: Realization) -> None:
+            # Once: a search that starts again unfolded (below) finds the first ones again.
+            key = (realization.insert, realization.delete)
+            if key not in streamed:
+                streamed.add(key)
+                stream(realization)
+
+    try:
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding)
+    except Unfoldable:
+        # A realization over representatives that is not one value's orbit: ground every value.
+        if progress:
+            progress("a realization uses several interchangeable values; solving without folding")
+        found.clear()
+        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, None)
+
+
+def _folding(rules: Program, model, base: set[str], request: Request, protected: list) -> Folding:
+    """The classes of interchangeable values among the base facts the program reads; the
+    constants of the program, the request and protected facts are never folded. Each class keeps
+    as many representatives as a rule body has variables, so that a realization drawing several
+    values from one class meets several representatives and is solved unfolded instead."""
+    bodies = [r.body for r in rules.rules] + [getattr(c, "body", ()) for _, c in rules.named_constraints()]
+    read = {b.atom.pred for body in bodies for b in body if isinstance(b, Literal)} & base
+    distinguished = set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}
+    distinguished |= {v for p in protected if not isinstance(p, str) for v in p[1]}
+    width = max((len({v for b in body for v in b.variables()}) for body in bodies), default=2)
+    return Folding.of(rules, {p: model[p] for p in read if p in model}, read, distinguished, least=symmetry.FOLD_LEAST, representatives=max(2, width))
+
+
+def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding) -> Proposal:
     relevance = Relevance(
         rules,
         model,
@@ -169,6 +218,7 @@ def propose(
         protect=protected,
         universe=universe,
         group_fds=True,  # one at-most-one group per key, not a denial instance per pair
+        conceal=folding.hides if folding is not None else None,
     )
     if progress:
         progress("finding the relevant candidate changes")
@@ -195,47 +245,74 @@ def propose(
         )
         if not found and enumeration.status == "complete":
             enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
-        realizations = ranked(found.values())
-        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded else "complete")
+        realizations, cut = smallest_first(problem.fresh)
+        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded or cut else "complete")
         message, reasons = _message(realizations, status, problem, enumeration.core)
         return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
 
-    asp = AspProblem(problem)
     rows: list[Realization] = []
     level_status = "complete"
-    for size, change_sets, level_status in asp.by_size(deadline):
-        if progress:
-            progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
-        level: dict[tuple, tuple] = {}
-        for change_set in change_sets:
-            changes = [problem.candidates[k] for k in sorted(change_set)]
-            insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
-            delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
-            insert, delete, fresh = canonical(insert, delete, problem.fresh)
-            level.setdefault((insert, delete), fresh)
-        ordered = sorted(level, key=lambda c: ([atom_key(a) for a in c[0]], [atom_key(a) for a in c[1]]))
-        for item in find_families(ordered, FAMILY_MIN if families else len(ordered) + 1):
-            if deadline is not None and time.monotonic() >= deadline:
-                level_status = "timeout"
+    try:
+        asp = AspProblem(problem, deadline=deadline)
+        for size, change_sets, level_status in asp.by_size(deadline):
+            if progress:
+                progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
+            level: dict[tuple, tuple] = {}
+            for change_set in change_sets:
+                changes = [problem.candidates[k] for k in sorted(change_set)]
+                insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
+                delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
+                insert, delete, fresh = canonical(insert, delete, problem.fresh)
+                level.setdefault((insert, delete), fresh)
+            for item in _level_items(level, folding, families):
+                if deadline is not None and time.monotonic() >= deadline:
+                    level_status = "timeout"
+                    break
+                if isinstance(item, Family):
+                    realization = _family_realization(item, verifier, index, basis, problem.fresh)
+                else:
+                    realization = accept(item[0], item[1], level[item])
+                rows.append(realization)
+                if on_realization:
+                    on_realization(realization)
+                if limit is not None and len(rows) >= limit:
+                    level_status = "stopped"
+                    break
+            if level_status != "complete":
                 break
-            if isinstance(item, Family):
-                realization = _family_realization(item, verifier, index, basis, problem.fresh)
-            else:
-                realization = accept(item[0], item[1], level[item])
-            rows.append(realization)
-            if on_realization:
-                on_realization(realization)
-            if limit is not None and len(rows) >= limit:
-                level_status = "stopped"
-                break
-        if level_status != "complete":
-            break
+    except Late:
+        level_status = "timeout"
     status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
     if status == "complete" and problem.bounded:
         status = "bounded"
-    core = asp.explain_failure(deadline) if not rows and status == "complete" else []
+    core = AspProblem(problem).explain_failure(deadline) if not rows and status == "complete" else []
     message, reasons = _message(rows, status, problem, core)
     return Proposal(request, status, rows, message, reasons, len(problem.candidates))
+
+
+def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
+    """The change sets of one size in the documented order (by their atoms; a family at its first
+    member): those drawing a value from a class of interchangeable values as the family of that
+    value's orbit, the others folded by :func:`find_families`."""
+    plain: list = []
+    orbits: dict[tuple, Family] = {}
+    for change_set in level:
+        orbit = orbit_family(folding, *change_set) if folding is not None else None
+        if orbit is None:
+            plain.append(change_set)
+        else:
+            orbits.setdefault(orbit[0], orbit[1])
+    plain.sort(key=_change_key)
+    items = find_families(plain, FAMILY_MIN if families else len(plain) + 1) + list(orbits.values())
+
+    def first(item):
+        return _change_key(item.member(item.bindings[0]) if isinstance(item, Family) else item)
+
+    return sorted(items, key=first)
+
+
+def _change_key(change_set) -> tuple:
+    return ([atom_key(a) for a in change_set[0]], [atom_key(a) for a in change_set[1]])
 
 
 def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str]) -> Realization:
@@ -243,10 +320,13 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     re-evaluation; every member is a model of the ground problem, which has the same request,
     constraints and minimality (blocked smaller sets) for all of them."""
     checked = None
-    for binding in dict.fromkeys([family.bindings[0], family.bindings[-1]]):
+    # An orbit's members are images of one another under automorphisms: one re-evaluation
+    # checks them all (tests re-evaluate samples); other families re-evaluate first and last.
+    sample = [family.bindings[0]] if family.interchangeable else [family.bindings[0], family.bindings[-1]]
+    for binding in dict.fromkeys(sample):
         insert, delete = family.member(binding)
         verified = verifier.realizes(insert, delete)
-        if verified is None or not verifier.minimal(insert, delete):
+        if verified is None:
             raise AssertionError(f"a member of a family does not verify: +{insert} -{delete}")
         checked = checked or verified
     ground_family = family
@@ -258,13 +338,18 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     family = replace(family, condition=family_condition(family, index))
     family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
+    checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
+    why = (
+        f"the others are its images under swapping values of {family.parameter} the database cannot tell apart"
+        if family.interchangeable
+        else "every one meets the request, every constraint and minimality in the ground problem"
+    )
     return Realization(
         family.pattern[0],
         family.pattern[1],
         verifier.side_effects(checked[1], checked[2]),
         fresh,
-        f"verified: {len(family):,} realizations, one per value of {family.parameter}; the first and last were re-evaluated, "
-        "every one meets the request, every constraint and minimality in the ground problem",
+        f"verified: {len(family):,} realizations, one per value of {family.parameter}; {checked_text}, {why}",
         basis,
         family=family,
         member_effects=member_effects,
@@ -338,9 +423,23 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
     return out
 
 
-def ranked(realizations) -> list[Realization]:
-    """Smallest first, then by their atoms: a deterministic order."""
-    return sorted(realizations, key=lambda r: (r.size, [atom_key(a) for a in r.insert], [atom_key(a) for a in r.delete]))
+def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, fresh_names, on_realization) -> tuple[list[Realization], bool]:
+    """The realizations a method found in any order, as the asp method gives them: by size, then
+    by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
+    (a family counts once), and whether the limit cut any."""
+    rows: list[Realization] = []
+    by_size: dict[int, list] = {}
+    for change_set in found:
+        by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
+    for size in sorted(by_size):
+        level = sorted(by_size[size], key=_change_key)
+        for item in find_families(level, FAMILY_MIN if families else len(level) + 1):
+            if limit is not None and len(rows) >= limit:
+                return rows, True
+            rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
+            if on_realization:
+                on_realization(rows[-1])
+    return rows, False
 
 
 def check_bounds(limit: int | None, timeout: float | None) -> None:
@@ -415,7 +514,7 @@ class _Universe(Set):
         return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
 
 
-def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, found, exhaustive, verifier) -> Proposal:
+def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier) -> Proposal:
     from .transform import Algorithm1
 
     algorithm = Algorithm1(
@@ -430,7 +529,7 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
             continue
         if not accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
             break
-    realizations = ranked(found.values())
+    realizations, cut = smallest_first(outcome.fresh)
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
@@ -438,9 +537,10 @@ def _transform(rules, facts, model, request, candidates, max_fresh, protected, r
         # A branch's changes that fail on the real database: Algorithm 1 decides on the
         # normalized program's disjunctive states, which may differ from re-evaluation.
         text += f" ({dropped} change set{'' if dropped == 1 else 's'} of Algorithm 1 did not verify and {'was' if dropped == 1 else 'were'} dropped)"
-    if outcome.notes:
-        text += " (bounded: " + "; ".join(outcome.notes) + ")"
-    return Proposal(request, outcome.status, realizations, text, [], 0)
+    if outcome.notes or cut:
+        text += " (bounded: " + "; ".join(outcome.notes + (["the limit was reached"] if cut else [])) + ")"
+    status = "bounded" if cut and outcome.status == "complete" else outcome.status
+    return Proposal(request, status, realizations, text, [], 0)
 
 
 def _verified(change_sets, verifier: Verifier):

@@ -4,7 +4,8 @@ A :class:`Monitor` is compiled once for a program and the views it watches, then
 commit with the old base facts and the change. Four modes give the same differentials (seed 001
 Theorems 1 and 2; tests check it on generated programs with negation and recursion):
 
-- ``materialized`` — Algorithm 1's maintenance rules evaluated layer by layer over the kept model;
+- ``materialized`` — Algorithm 1's maintenance rules evaluated layer by layer over the kept model
+  (kept by the monitor itself, in place, between numbered commits: :mod:`nablog.views.live`);
 - ``rod`` — Rederivation on Demand (Algorithm 2): no derived relation is read from a kept model;
   the maintenance rules ask, through magic predicates, for the old tuples they need, and the
   magic-set rewriting of the original rules (the query rules Q) rederives just those, alternating
@@ -35,15 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
-from ..engines.python import difference, union_disjoint
+from ..engines.algebra import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
+from .live import LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
 
@@ -99,6 +101,25 @@ class Monitor:
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
         # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
         self._base: tuple[int, dict[str, EncodedRelation]] | None = None
+        # The relations the rules read (materialized: old state, base and derived; rod: the base
+        # relations only), kept in place between numbered commits, and the rules planned once
+        # (None: a rule the live plans do not cover, evaluated by the engine instead).
+        self._inputs = [_old_relations(compiled) for _, compiled in self.layers]
+        self._live: tuple[int, dict[str, Relation]] | None = None
+        self._plans: list[LivePlan] | None = None
+        self._query_plan: LivePlan | None = None
+        if mode in ("materialized", "rod"):
+            try:
+                self._plans = [LivePlan(compiled) for _, compiled in self.layers]
+                self._query_plan = LivePlan(self.queries) if self.queries.rules else None
+            except Unsupported:
+                self._plans = None
+        kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
+        if mode == "rod":
+            kept = (kept | _old_relations(self.queries)) - self.derived - {p for p in kept if p.startswith("m_")}
+        self._kept = kept
+        self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
+        self.last_changes: dict[str, tuple] | None = None
 
     def maintenance_program(self) -> Program:
         """The rules this monitor evaluates, layer after layer (then Q for ``rod``)."""
@@ -112,37 +133,51 @@ class Monitor:
         facts: Mapping[str, Set],
         insert: Mapping[str, Iterable[tuple]] | None = None,
         delete: Mapping[str, Iterable[tuple]] | None = None,
-        model: Mapping[str, Set] | None = None,
+        model: "Mapping[str, Set] | Callable[[], Mapping[str, Set]] | None" = None,
         version: int | None = None,
     ) -> dict[str, Change]:
         """Per monitored view, what a change of base facts makes enter and leave it.
 
         ``facts`` are the base facts before the change (stored relations by their stored names);
-        ``model`` their perfect model, needed by ``materialized`` and ``dred`` (computed when not
-        given) and never read by ``rod``. Only true changes count: inserting a present fact or
+        ``model`` their perfect model (or a function giving it, called only when needed), read by
+        ``materialized`` and ``dred`` (computed when not given) and never by ``rod``. Only true changes count: inserting a present fact or
         deleting an absent one changes nothing, and a fact both inserted and deleted is deleted.
 
         ``version`` numbers the state ``facts`` is in, when the caller numbers its commits (as
         ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
-        instead of encoding them again each time.
+        instead of encoding them again each time, and ``materialized`` keeps the relations it
+        reads, updated in place with each commit's differentials.
         """
         ins, dele = true_changes(facts, insert or {}, delete or {})
-        if self.mode == "rod":
+        if self._plans is not None and self.mode == "rod":
+            changes = self._rod_live(self._live_state(version, lambda: facts), ins, dele)
+            self._advance_live(version, ins, dele, {})
+        elif self.mode == "rod":
             changes = self._rod(self._encoded_base(facts, version), ins, dele)
             self._advance(version, ins, dele)
+        elif self._plans is not None:
+            changes = self._materialized_live(self._live_state(version, model or (lambda: self.engine.evaluate(self.rules, facts))), ins, dele)
+            self._advance_live(version, ins, dele, changes)
         else:
+            if self.mode == "dred" and version is not None and self._dred is not None and self._dred[0] == version:
+                model = self._dred[1]  # kept from the last commit
+            if callable(model):
+                model = model()
             if model is None:
                 model = self.engine.evaluate(self.rules, facts)
             if self.mode == "materialized":
                 changes = self._materialized(model, ins, dele)
             elif self.mode == "dred":
-                _, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
-                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.views if p in self.derived}
+                new, gained, lost = self.engine.update(self.rules, model, insert=ins, delete=dele, changes=True)
+                self._dred = None if version is None else (version + 1, new)
+                changes = {p: (gained.get(p, ()), lost.get(p, ())) for p in self.derived}
             else:
                 new_facts = {p: (set(rows) - dele.get(p, set())) | ins.get(p, set()) for p, rows in facts.items()}
                 new_facts.update({p: rows for p, rows in ins.items() if p not in facts})
                 new = self.engine.evaluate(self.rules, new_facts)
                 changes = {p: (set(new.get(p, ())) - set(model.get(p, ())), set(model.get(p, ())) - set(new.get(p, ()))) for p in self.derived}
+        # Every derived relation's change, for a caller that keeps the whole model.
+        self.last_changes = changes
         for view in self.views:
             if view not in self.derived:  # a base relation: its change is the true base change
                 changes[view] = (ins.get(view, ()), dele.get(view, ()))
@@ -158,6 +193,89 @@ class Monitor:
             result = self.engine.evaluate(compiled, {**env, **deltas})
             self._net(layer, result, deltas, out)
         return out
+
+    def warm(self, facts: Mapping[str, Set], model, version: int) -> None:
+        """Build the state kept between commits for the state numbered ``version`` now (a
+        subscription starting), so that the next commit costs only its change."""
+        if self._plans is not None:
+            state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
+            for plan in [*self._plans, *([self._query_plan] if self._query_plan else [])]:
+                for pred, positions in plan.probes():
+                    if pred in state:
+                        state[pred].lookup(positions, ())  # builds the index
+        elif self.mode == "dred":
+            self._dred = (version, model() if callable(model) else model)
+
+    def _live_state(self, version: int | None, source) -> dict[str, Relation]:
+        """The relations the rules read: kept from the last commit when ``version`` follows it,
+        else copied from ``source`` (the model or the base facts; a function, called only then)."""
+        if version is not None and self._live is not None and self._live[0] == version:
+            return self._live[1]
+        if callable(source):
+            source = source()
+        state = {p: Relation(source.get(p, ())) for p in self._kept}
+        self._live = None if version is None else (version, state)
+        return state
+
+    def _materialized_live(self, state: dict[str, Relation], ins, dele) -> dict:
+        deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
+        out: dict[str, tuple] = {}
+        for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
+            if not any(len(deltas.get(p, ())) for p in inputs):
+                continue
+            result = plan.run({**{p: state[p] for p in inputs if p in state}, **deltas})
+            for pred in layer.derived:
+                plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
+                deltas[INS + pred], deltas[DEL + pred] = plus, minus
+                out[pred] = (plus.rows, minus.rows)
+        return out
+
+    def _advance_live(self, version: int | None, ins: dict, dele: dict, changes: dict) -> None:
+        """Apply a commit's true base changes and the derived differentials to the kept relations."""
+        if version is None or self._live is None or self._live[0] != version:
+            self._live = None
+            return
+        state = self._live[1]
+        for pred, (plus, minus) in [*((p, (ins.get(p, ()), dele.get(p, ()))) for p in set(ins) | set(dele)), *changes.items()]:
+            rel = state.get(pred)
+            if rel is None:
+                continue
+            for row in minus:
+                rel.discard(row)
+            for row in plus:
+                rel.add(row)
+        self._live = (version + 1, state)
+
+    def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
+        """Algorithm 3 over the kept base relations: the maintenance rules, then the query rules
+        for the questions they asked, until no new question is asked."""
+        deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
+        asked: dict[str, Relation] = {}
+        old: dict = {}
+        out: dict[str, tuple] = {}
+        for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
+            if not any(len(deltas.get(p, ())) for p in inputs):
+                continue
+            magic = [p for p in compiled.derived if p.startswith("m_")]
+            while True:
+                result = plan.run({**base, **{p: old[p] for p in self.derived if p in old}, **deltas})
+                fresh = False
+                for m in magic:
+                    known = asked.setdefault(m, Relation())
+                    for row in result.get(m, ()):
+                        fresh = known.add(row) or fresh
+                if not fresh or self._query_plan is None:
+                    break
+                old = self._rederive_live(base, asked)
+            for pred in layer.derived:
+                plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
+                deltas[INS + pred], deltas[DEL + pred] = plus, minus
+                out[pred] = (plus.rows, minus.rows)
+        return out
+
+    def _rederive_live(self, base: dict[str, Relation], asked: dict[str, Relation]) -> dict:
+        """The old tuples the magic facts ask for: Q over the base relations."""
+        return self._query_plan.run({**base, **asked})
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that

@@ -75,6 +75,7 @@ class Subscription:
         self.callback = callback
         self.buffer = buffer
         self.version = -1  # the last version delivered
+        self.key = f"{mode} {query}"  # subscriptions with one key share each commit's message
         self.closed = False
         self._queue: deque[Message] = deque()
         self._ready = threading.Condition()
@@ -133,14 +134,21 @@ class Hub:
         self.rules = rules
         self.subscriptions: list[Subscription] = []
         self._monitors: dict[tuple[str, frozenset[str]], Monitor] = {}
+        self._used: list[Monitor] = []  # the monitors of the last commit
         self._lock = threading.Lock()
 
-    def add(self, subscription: Subscription, snapshot: list[tuple], version: int) -> None:
+    def add(self, subscription: Subscription, snapshot: list[tuple], version: int, warm: tuple[Mapping, Callable[[], Mapping]] | None = None) -> None:
+        """Start a subscription with its snapshot; with ``warm`` (the base facts and a function
+        giving the model, at ``version``) the monitor that will serve it builds its kept state
+        now, not in the next commit."""
         subscription._hub = self
         with self._lock:
             subscription.deliver({"version": version, "snapshot": rows_json(snapshot)})
             subscription.deliver({"version": version, "snapshot_complete": True})
             self.subscriptions.append(subscription)
+            views = {s.query.pred for s in self.subscriptions if s.mode == subscription.mode and not s.closed}
+        if warm is not None:
+            self.monitor(subscription.mode, frozenset(views)).warm(*warm, version)
 
     def remove(self, subscription: Subscription) -> None:
         with self._lock:
@@ -162,27 +170,47 @@ class Hub:
         for s in live:
             by_mode.setdefault(s.mode, set()).add(s.query.pred)
         out: dict[str, dict[str, Change]] = {}
+        self._used = []
         for mode, views in by_mode.items():
             monitor = self.monitor(mode, frozenset(views))
-            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model(), version=version)
+            self._used.append(monitor)
+            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model, version=version)
         return out
+
+    def derived_changes(self, derived: frozenset[str]) -> dict[str, tuple] | None:
+        """Per derived predicate, the rows it gained and lost in the last commit, when a monitor used
+        for it covered every one of ``derived`` (the database then need not maintain its model)."""
+        for monitor in self._used:
+            if monitor.last_changes is not None and monitor.derived == derived:
+                return {p: (set(monitor.last_changes.get(p, ((), ()))[0]), set(monitor.last_changes.get(p, ((), ()))[1])) for p in derived}
+        return None
 
     def publish(self, version: int, changes: dict[str, dict[str, Change]]) -> None:
         """Deliver one commit's message to each subscription whose answer it changes."""
         with self._lock:
             live = [s for s in self.subscriptions if not s.closed]
             self.subscriptions = live
+        # One message per distinct query, shared by its subscribers (a message is read, not changed).
+        messages: dict[str, Message | None] = {}
         for s in live:
-            change = changes.get(s.mode, {}).get(s.query.pred)
-            if not change:
-                continue
-            plus = [r for r in change.plus if matches(s.query, r)]
-            minus = [r for r in change.minus if matches(s.query, r)]
-            if plus or minus:
+            key = s.key
+            if key not in messages:
+                messages[key] = _message(s.query, changes.get(s.mode, {}).get(s.query.pred), version)
+            message = messages[key]
+            if message is not None:
                 try:
-                    s.deliver({"version": version, "plus": rows_json(plus), "minus": rows_json(minus)})
+                    s.deliver(message)
                 except Exception:  # noqa: BLE001 - a subscriber's callback failing must not fail the commit
                     s.close()
+
+
+def _message(query: Atom, change: Change | None, version: int) -> Message | None:
+    """The message of one commit for one query, None when its answer did not change."""
+    if not change:
+        return None
+    plus = [r for r in change.plus if matches(query, r)]
+    minus = [r for r in change.minus if matches(query, r)]
+    return {"version": version, "plus": rows_json(plus), "minus": rows_json(minus)} if plus or minus else None
 
 
 __all__ = ["DEFAULT_BUFFER", "Hub", "Message", "Subscription", "SubscriptionClosed", "matches", "rows_json"]

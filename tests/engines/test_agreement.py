@@ -47,9 +47,28 @@ def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
 def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch, program, facts, insert, delete):
     # Patching starts at 50,000 tuples and joins are chunked at 2 million rows; force both so
     # that those paths run on small data.
+    import nablog.engines.algebra as algebra
     import nablog.engines.python as python_engine
 
-    monkeypatch.setattr(python_engine, "PATCH_MIN", 0)
-    monkeypatch.setattr(python_engine, "PATCH_RATIO", 1)
+    monkeypatch.setattr(algebra, "PATCH_MIN", 0)
+    monkeypatch.setattr(algebra, "PATCH_RATIO", 1)
     monkeypatch.setattr(python_engine, "CHUNK_ROWS", 2)
+    test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)
+
+
+@pytest.mark.parametrize("bitmap_bytes", [0, 1 << 22], ids=["bloom-filter", "bitmap"])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
+def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, program, facts, insert, delete):
+    # Fixpoints deduplicate by key sets from round 4 on relations of 65,536 tuples, and joins on
+    # one column read id_starts when the dictionary is small: force key sets (bitmap or Bloom
+    # filter) from the first round, and binary searches for every join, on small data.
+    import nablog.engines.keysets as keysets
+    import nablog.engines.python as python_engine
+
+    monkeypatch.setattr(python_engine, "HASH_ROUND", 1)
+    monkeypatch.setattr(python_engine, "HASH_MIN", 0)
+    monkeypatch.setattr(python_engine, "STARTS_MIN", -(10**9))
+    monkeypatch.setattr(keysets, "BITMAP_BYTES", bitmap_bytes)
+    test_python_agrees_with_clingo.hypothesis.inner_test(program, facts)
     test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)

@@ -8,7 +8,7 @@ from tests.strategies import examples
 
 from nablog.engines import PythonEngine
 from nablog.engines.encoding import ConstantDictionary, EncodedRelation, fits_in_key
-from nablog.engines.python import FEW_ROWS, difference, union_disjoint
+from nablog.engines.algebra import FEW_ROWS, difference, union_disjoint
 from nablog.lang import parse
 
 constants = st.one_of(st.integers(-50, 50), st.text("abcXY", max_size=3))

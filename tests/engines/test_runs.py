@@ -9,6 +9,7 @@ from tests.strategies import examples
 
 from nablog.engines import PythonEngine
 from nablog.engines.encoding import ConstantDictionary, EncodedRelation
+from nablog.engines import keysets
 from nablog.engines.runs import GROWTH, RoundCost, RunRelation, key_runs
 from nablog.lang import parse
 
@@ -61,3 +62,31 @@ def test_closures_through_runs_match_brute_force(edges):
     assert set(model["p"]) == closure
     assert set(model["q"]) == {(x,) for x, y in closure if x == y}
     assert set(model["r"]) == {(x, y) for x, y in closure if (y, x) not in closure}
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.sampled_from([0, 1 << 22]), st.integers(0, 2**32), st.lists(st.integers(1, 1500), min_size=1, max_size=8))
+def test_a_relation_deduplicated_by_a_key_set_answers_membership_exactly(bitmap_bytes, seed, sizes):
+    # A bitmap (small key space) or a Bloom filter (forced, and rebuilt larger as it fills: it
+    # starts with room for 2,048 keys) must never lose a key, and the runs stay the union.
+    old, keysets.BITMAP_BYTES = keysets.BITMAP_BYTES, bitmap_bytes
+    try:
+        rng = np.random.default_rng(seed)
+        space = 2000
+        d = ConstantDictionary.build(range(space))
+        universe = np.unique(rng.integers(0, space * space, 2 * sum(sizes) + 6000))
+        rng.shuffle(universe)  # distinct keys in random order
+        rel = RunRelation.keyed(EncodedRelation(d, 2, np.sort(universe[: sizes[0]]), None))
+        taken = sizes[0]
+        for n in sizes[1:]:
+            new = np.sort(universe[taken : taken + n])
+            taken += n
+            assert not rel.contains_keys(new).any()
+            rel = RunRelation.grown(rel, new, merge=False)
+            assert len(rel) == taken and (rel.seen is not None) and rel.seen.exact == (bitmap_bytes > 0)
+        held = universe[:taken]
+        probe = np.concatenate([held, universe[taken : taken + 3000]])
+        assert rel.contains_keys(probe).tolist() == [True] * taken + [False] * (len(probe) - taken)
+        assert rel.keys.tolist() == sorted(held.tolist())
+    finally:
+        keysets.BITMAP_BYTES = old

@@ -14,7 +14,9 @@ from nablog.engines.encoding import decode_facts
 from nablog.engines.violations import find_violations
 from nablog.lang import parse
 
-from ..strategies import BASE, base_facts, stratified_programs
+from nablog.transforms.flatten import flatten
+
+from ..strategies import BASE, base_facts, rich_facts, rich_programs, stratified_programs
 
 pytestmark = pytest.mark.spark
 
@@ -290,14 +292,25 @@ def test_bulk_command_mistakes_are_one_clear_error(database, spark_engine, capsy
     assert capsys.readouterr().err.startswith("error: --insert and --delete need --model")
     assert main(["materialize", lp, "--data", str(database / "missing"), "--out", str(database / "o")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
-    assert main(["materialize", lp, "--out", str(database / "o")]) == 2
-    assert "predicate e/2 has no rules, no data and no #base declaration" in capsys.readouterr().err
+    assert main(["materialize", lp, "--out", str(database / "o"), "--strict"]) == 2
+    assert "error: predicate e/2 has no rules, no facts and no #base declaration" in capsys.readouterr().err
     assert main(["check", lp, "--data", data, "--witnesses", str(database / "w")]) == 2
     assert capsys.readouterr().err.startswith("error: --witnesses needs --engine spark")
     (database / "e.csv").write_text("1,2\n")
     args = ["materialize", lp, "--data", data, "--model", str(database / "nowhere"), "--insert", str(database / "e.csv"), "--out", str(database / "o")]
     assert main(args) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_bulk_paths_read_a_relation_without_data_as_empty_with_a_warning(database, spark_engine, capsys):
+    lp = str(database / "p.lp")
+    assert main(["materialize", lp, "--out", str(database / "o"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: predicate e/2 has no rules, no facts and no #base declaration: it is read as an empty relation" in captured.err
+    assert all(rows == 0 for rows in json.loads(captured.out)["relations"].values())
+    assert main(["check", lp, "--engine", "spark"]) == 1  # only #require reaches4 fails on no edges
+    captured = capsys.readouterr()
+    assert "warning: predicate e/2" in captured.err and captured.out.startswith("inconsistent: 1 of 4 constraints violated\n")
 
 
 def test_program_facts_join_the_data_and_undeclared_relations_are_empty(tmp_path, spark_engine, capsys):
@@ -334,3 +347,22 @@ def test_check_over_parquet_data_with_several_violated_denials(tmp_path, spark_e
             {"constraint": "big", "count": 2, "witnesses": [["r(2, \"\")"], ["r(2, b)"]]},
         ],
     }
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(1), deadline=None, suppress_health_check=list(HealthCheck))
+@given(rich_programs(), rich_facts(max_rows=4), rich_facts(max_rows=2), rich_facts(max_rows=2))
+def test_bulk_propagation_through_arithmetic_and_aggregates_equals_recomputation(spark_engine, program, facts, insert, delete):
+    # A component that computes is evaluated afresh and diffed (issue 13).
+    test_bulk_propagation_equals_recomputation_and_diff.hypothesis.inner_test(spark_engine, 2.0, flatten(program), facts, insert, delete)
+
+
+def test_bulk_check_of_a_denial_with_a_count(spark_engine):
+    from nablog.engines.spark.bulk import check
+
+    program = parse("dept(a). dept(b). works(e1, a). works(e2, a). works(e3, b).\n#constraint big :- dept(D), N = #count{E : works(E, D)}, N > 1.")
+    with spark_engine.running():
+        found = check(spark_engine, program, spark_engine.run(program, {})).violations
+    expected = find_violations(program, get_engine("python").evaluate(program, {}), get_engine("python"))
+    assert [(v.constraint, v.count, v.bindings) for v in found] == [(v.constraint, v.count, v.bindings) for v in expected]
+    assert [(v.constraint, v.count) for v in found] == [("big", 1)]

@@ -120,8 +120,15 @@ def run_apply(root: Path, paths, data, fault=None) -> None:
     db.apply(Delta.parse(CHANGE), request="test")
 
 
-def killed_at(root: Path, paths, data, step: int) -> int:
-    """Run the apply in a child process killed (os._exit, no cleanup) at protocol step ``step``."""
+def run_commit(root: Path, paths, data, fault=None) -> None:
+    """A numbered commit (``Database.commit``): ``.nablog/version`` goes in the same journal."""
+    db = open_db(root, paths, data)
+    db.stores.fault = fault
+    assert db.commit(Delta.parse(CHANGE))[0] == db.version
+
+
+def killed_at(root: Path, paths, data, step: int, run=run_apply) -> int:
+    """Run ``run`` (the apply) in a child process killed (os._exit, no cleanup) at protocol step ``step``."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         seen = [0]
@@ -132,7 +139,7 @@ def killed_at(root: Path, paths, data, step: int) -> int:
             seen[0] += 1
 
         try:
-            run_apply(root, paths, data, fault)
+            run(root, paths, data, fault)
         except BaseException:
             os._exit(1)
         os._exit(0)
@@ -140,12 +147,12 @@ def killed_at(root: Path, paths, data, step: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def steps_of(tmp_path: Path, kind: str) -> list[str]:
+def steps_of(tmp_path: Path, kind: str, run=run_apply) -> list[str]:
     root = tmp_path / "count"
     root.mkdir()
     paths, data = SETUPS[kind](root)
     names: list[str] = []
-    run_apply(root, paths, data, names.append)
+    run(root, paths, data, names.append)
     return names
 
 
@@ -181,6 +188,40 @@ def test_a_commit_killed_at_every_step_is_wholly_old_or_wholly_new(tmp_path, kin
         KILLED["states"] += 2 if k >= boundary else 1
 
 
+
+
+@pytest.mark.parametrize("kind", ["lp", "mixed"])
+def test_a_numbered_commit_killed_at_every_step_keeps_its_version_with_the_data(tmp_path, kind):
+    """Issue 11: the version number subscribers resume from is written in the commit's own journal,
+    so after a kill at any step the data and ``.nablog/version`` are both old (version 1, the one
+    commit before) or both new (version 2) — never new data under an old number or the reverse."""
+    steps = steps_of(tmp_path, kind, run_commit)
+    assert "stage version" in steps
+    boundary = steps.index("commit record")
+    old_root, new_root = tmp_path / "old", tmp_path / "new"
+    old_root.mkdir()
+    new_root.mkdir()
+    paths, data = SETUPS[kind](old_root)
+    open_db(old_root, paths, data).commit(["office(someone, r9)"])
+    paths, data = SETUPS[kind](new_root)
+    open_db(new_root, paths, data).commit(["office(someone, r9)"])
+    run_commit(new_root, paths, data)
+    old, new = snapshot(old_root), snapshot(new_root)
+    assert old != new
+    for k in range(len(steps)):
+        root = tmp_path / f"k{k}"
+        root.mkdir()
+        paths, data = SETUPS[kind](root)
+        open_db(root, paths, data).commit(["office(someone, r9)"])  # version 1, committed whole
+        assert killed_at(root, paths, data, k, run_commit) == 77, steps[k]
+        KILLED["commits"] += 1
+        db = open_db(root, paths, data)  # recovers
+        expected = (new, 2) if k >= boundary else (old, 1)
+        assert (snapshot(root), db.version) == expected, f"killed at {steps[k]!r}"
+        assert not [p.name for p in (root / ".nablog").iterdir() if p.name.endswith(".tmp")]
+        assert db.commit(["office(other, r8)"])[0] == expected[1] + 1
+        assert open_db(root, paths, data).version == expected[1] + 1
+        KILLED["states"] += 1
 
 
 def test_a_commit_killed_after_its_commit_record_is_rolled_forward_from_any_working_directory(tmp_path):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nablog import Database
-from nablog.lang import NablogError
+from nablog.lang import NablogError, Var
 from nablog.views.monitor import MODES
 from nablog.views.subscriptions import SubscriptionClosed
+from tests.strategies import DERIVED, base_facts, examples, stratified_programs
 
 GRAPH = """closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).
 lonely(X) :- node(X), not closure(X, _).
@@ -141,3 +144,33 @@ def test_a_failing_callback_does_not_fail_the_commit():
     sub = db.subscribe("e(X)", callback=broken)
     assert db.commit(["e(2)"])[0] == 1
     assert sub.closed and db.query("e(X)") == [(1,), (2,)]
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(stratified_programs(), base_facts(), st.sampled_from(MODES), st.lists(st.tuples(base_facts(max_rows=3), base_facts(max_rows=3)), min_size=1, max_size=4))
+def test_commits_with_a_subscriber_keep_answers_and_model_exact(program, facts, mode, commits):
+    """Monitors keep their own state between commits and the database maintains its model only
+    when read: after every commit each subscriber's replayed messages, the induced update and the
+    model all equal recomputation (python engine) from the current facts."""
+    from nablog.engines import PythonEngine
+    from nablog.lang import Atom, Delta, parse
+
+    db = Database(program + parse("#base e/2. #base f/1. #base g/0."), {p: set(r) for p, r in facts.items()})
+    subs = {v: db.subscribe(Atom(v, tuple(Var(f"V{i}") for i in range(n))), mode=mode) for v, n in DERIVED}
+    messages = {v: [] for v in subs}
+    engine = PythonEngine()
+    before = engine.evaluate(db.rules, {p: set(r) for p, r in db._facts.items()})
+    for k, (insert, delete) in enumerate(commits):
+        atoms = lambda rows: frozenset(Atom(p, r) for p, rs in rows.items() for r in rs)  # noqa: E731
+        version, update = db.commit(Delta(atoms(insert) - atoms(delete), atoms(delete)))
+        assert version == k + 1
+        after = engine.evaluate(db.rules, {p: set(r) for p, r in db._facts.items()})
+        for v, _ in DERIVED:
+            assert {a.args for a in update.insert if a.pred == v} == set(after[v]) - set(before[v]), v
+            assert {a.args for a in update.delete if a.pred == v} == set(before[v]) - set(after[v]), v
+        if k % 2:  # reading the model catches it up; the next commits continue from it
+            assert {p: set(db.model()[p]) for p, _ in DERIVED} == {p: set(after[p]) for p, _ in DERIVED}
+        before = after
+    for v, sub in subs.items():
+        assert replay(drain(sub)) == set(before[v]), v
+    assert {p: set(db.model()[p]) for p, _ in DERIVED} == {p: set(before[p]) for p, _ in DERIVED}

@@ -52,6 +52,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...lang import NablogError, Program, Rule, analyze, base_part, separate_facts
+from ...transforms.flatten import flatten
 from ..base import Model, prepare
 from .evaluation import Round, SparkModel, _Evaluation
 from .fixpoint import one_job
@@ -152,6 +153,9 @@ class SparkEngine:
         """
         rules, facts = separate_facts(program, {})
         analysis = analyze(rules)
+        flat = flatten(rules)  # atoms of variables and constants only, as prepare() gives every engine
+        if flat is not rules:
+            rules, analysis = flat, analyze(flat)
         derived = rules.derived
         spark = self.session
         run = self.evaluation(spark, progress)

@@ -36,8 +36,10 @@ from ...lang import (
     Program,
     Requirement,
     Rule,
+    NablogWarning,
     analyze,
     base_part,
+    empty_base_relations,
     fd_shape,
     parse_files,
     separate_facts,
@@ -46,7 +48,8 @@ from ..plan import ComponentPlan, component_plans
 from ..violations import VIOLATION_PREFIX, Violation, name_anonymous
 from . import SparkEngine
 from ...transforms.flatten import flatten
-from .evaluation import Round, SparkModel, _Evaluation, refuse_computation
+from .. import compute
+from .evaluation import Round, SparkModel, _Evaluation
 from .relations import read_relations, write_relations
 from .types import LONG, MIXED, ColumnType, Relation, arrow_values, count_rows, infer_types, join, meet, rows_of_arrow, spark_type
 
@@ -109,35 +112,24 @@ def materialize_files(
     checkpoint_dir: str | None = None,
     header: bool | None = None,
     progress: Progress | None = None,
+    strict: bool = False,
+    warn: Callable[[NablogWarning], None] | None = None,
 ) -> Materialized:
     """:func:`materialize` over program files and ``--data`` paths (see :mod:`.relations`)."""
     program = parse_files(list(files))
     engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
     relations = read_relations(engine, data, header)
-    _check_defined(program, relations)
+    _check_defined(program, relations, strict, warn)
     return materialize(engine, program, relations, out, progress)
 
 
-def _check_defined(program: Program, relations: Mapping[str, object]) -> None:
-    """Every body predicate has rules, facts, data or a ``#base`` declaration (as Database checks)."""
-    from ...lang import AnalysisError
-
+def _check_defined(program: Program, relations: Mapping[str, object], strict: bool, warn: Callable[[NablogWarning], None] | None) -> None:
+    """Every body predicate without rules, facts, data or a ``#base`` line is an empty relation,
+    with one warning each passed to ``warn`` (an error when ``strict``), as the Database gives them."""
     rules, facts = separate_facts(program, {})
-    defined = set(rules.derived) | set(facts) | set(relations) | {p for p, _ in rules.declared_base}
-    for statement in rules.statements:
-        if isinstance(statement, (Rule, Denial)):
-            atoms = [b.atom for b in statement.body if isinstance(b, Literal)]
-        elif isinstance(statement, Requirement):
-            atoms = [statement.atom]
-        else:
-            continue
-        for atom in atoms:
-            if atom.pred not in defined:
-                raise AnalysisError(
-                    f"predicate {atom.pred}/{atom.arity} has no rules, no data and no #base declaration",
-                    atom.loc or statement.loc,
-                    f"give its data with --data, or declare it with '#base {atom.pred}/{atom.arity}.'",
-                )
+    for warning in empty_base_relations(rules, set(facts) | set(relations), strict):
+        if warn is not None:
+            warn(warning)
 
 
 # -- propagate ------------------------------------------------------------------------------------
@@ -188,7 +180,6 @@ def propagate(
     flat = flatten(only_rules)  # negation-local variables as engines read them
     if flat is not only_rules:
         only_rules, analysis = flat, analyze(flat)
-    refuse_computation(only_rules)
     derived = only_rules.derived
     ev = engine.evaluation(progress=progress)
     target = lambda p: base_part(p) if p in derived else p  # noqa: E731
@@ -370,6 +361,10 @@ def _maintain(
     members = plan.predicates
     rules = list(plan.exit_rules) + [r for r, _ in plan.recursive_rules]
     before = {p: ev.relation(p) for p in members}
+    if any(compute.has_computation(r) for r in rules):
+        # Aggregates and arithmetic: a changed group is recomputed with the whole component
+        # (over-deletion has no rules for a count that went down).
+        return _afresh(ev, plan, before, stratum)
 
     def old_state(pred: str) -> Relation:
         if pred in old:
@@ -496,6 +491,8 @@ def propagate_files(
     checkpoint_dir: str | None = None,
     header: bool | None = None,
     progress: Progress | None = None,
+    strict: bool = False,
+    warn: Callable[[NablogWarning], None] | None = None,
 ) -> Propagated:
     """Read the base relations (``data``), the stored model (``model_dir``, as ``nablog materialize``
     wrote it) and the changes (``insert``/``delete`` paths, read like data), propagate, and write
@@ -505,7 +502,7 @@ def propagate_files(
     program = parse_files(list(files))
     engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
     base = read_relations(engine, data, header)
-    _check_defined(program, base)
+    _check_defined(program, base, strict, warn)
     model = read_relations(engine, [model_dir], header)
     insert_rel = read_relations(engine, insert, header) if insert else {}
     delete_rel = read_relations(engine, delete, header) if delete else {}
@@ -582,7 +579,6 @@ def check(
     from ...lang import Var
     from pyspark.sql.types import StructField, StructType
 
-    refuse_computation(Program(tuple(Rule((), c.body) for c in program.constraints if isinstance(c, Denial))))
     ev = model.evaluation
     constraints = program.named_constraints()
     found: dict[int, Violation] = {}
@@ -819,12 +815,14 @@ def check_files(
     limit: int = WITNESS_CAP,
     witnesses: str | None = None,
     progress: Progress | None = None,
+    strict: bool = False,
+    warn: Callable[[NablogWarning], None] | None = None,
 ) -> Checked:
     """:func:`check` over program files and ``--data`` paths (``nablog check --engine spark``)."""
     program = parse_files(list(files))
     engine = SparkEngine(master=master, checkpoint_dir=checkpoint_dir)
     relations = read_relations(engine, data, header)
-    _check_defined(program, relations)
+    _check_defined(program, relations, strict, warn)
     with engine.running():
         model = engine.run(program, relations, progress)
         return check(engine, program, model, limit, witnesses)

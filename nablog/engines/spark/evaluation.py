@@ -21,7 +21,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from ...lang import Analysis, Atom, Comparison, Literal, NablogError, Program, Rule, Var
-from .. import compute
+from . import compute as computing
 from ..plan import ComponentPlan, body_order, component_plans
 from .relations import relation_from_rows
 from .session import SessionOwner
@@ -116,12 +116,6 @@ class SparkModel:
     def collect(self, preds: Iterable[str] | None = None) -> dict[str, set[tuple]]:
         """Relations as Python sets of tuples of constants (all derived ones by default)."""
         return self.evaluation.collect(list(self.derived if preds is None else preds))
-
-
-def refuse_computation(program: Program) -> None:
-    """Arithmetic, intervals and aggregates have no Spark evaluation yet: say so rather than
-    answer wrongly (issue 13 left them to the python and clingo engines)."""
-    compute.refuse_computation(program.rules, "the spark engine", "use --engine python (or clingo) for this program")
 
 
 class _Evaluation:
@@ -226,7 +220,6 @@ class _Evaluation:
     # -- the program ----------------------------------------------------------------------------
 
     def run(self, program: Program, analysis: Analysis) -> None:
-        refuse_computation(program)
         """Infer the types of the derived relations, then evaluate every component in order."""
         base_types = {p: r.types for p, r in self.relations.items()}
         self.types.update(infer_types(program.rules, base_types))
@@ -317,6 +310,7 @@ class _Evaluation:
             if not delta:
                 return {p: self._union_all(rels, p) for p, rels in added.items() if rels}
             number += 1
+            computing.check_rounds([r for r, _ in plan.recursive_rules], number)
             for pred, new in delta.items():
                 if len(pieces[pred]) >= MAX_PIECES:
                     merged = self.checkpoint(reduce(_union, pieces[pred]), eager=True)
@@ -367,7 +361,7 @@ class _Evaluation:
         for i, element in enumerate(rule.body):
             if isinstance(element, Literal):
                 sources[i] = delta if (i == start and delta is not None) else read(element.atom.pred)
-        types = var_types(rule, {i: s.types for i, s in sources.items()})
+        types = var_types(rule, {i: s.types for i, s in sources.items()}, self.types)
         if types is None:
             return None
         position = {id(b): i for i, b in enumerate(rule.body)}
@@ -377,6 +371,14 @@ class _Evaluation:
         frame_types: list[ColumnType] = []
         columns: list[str] = []
         for element in body_order(rule, start):
+            if computing.computes(element, names):
+                if frame is None:
+                    frame = self.unit()
+                frame, bound = computing.step(self, frame, element, names, types)
+                frame_size = None
+                if bound is not None:
+                    columns, frame_types = columns + [names[bound]], frame_types + [types[bound]]
+                continue
             if isinstance(element, Comparison):
                 condition = self.comparison(element, names, types)
                 if condition is False:

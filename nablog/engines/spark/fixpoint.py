@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...lang import Atom, Literal, Program, Rule, Var
+from .. import compute
 from ..plan import ComponentPlan
 from .evaluation import Round, _Evaluation
 from .types import (
@@ -70,6 +71,8 @@ MAX_KEY_CHOICES = 4096
 def one_job(ev: _Evaluation, plan: ComponentPlan, stratum: int) -> bool:
     """Evaluate a recursive component as one partitioned job when its recursion keeps an argument
     and its side relations are small; False (nothing done) otherwise."""
+    if any(compute.has_computation(r) for r in plan.exit_rules + tuple(r for r, _ in plan.recursive_rules)):
+        return False  # the partitioned job evaluates plain joins only
     keys = partition_keys(plan, ev.types)
     return keys is not None and run_partitioned(ev, plan, keys, stratum)
 

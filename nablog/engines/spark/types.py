@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...lang import DataError, Literal, Rule, Var
+from ...lang import Comparison, DataError, Literal, Rule, Var
+from ...lang.ast import Aggregate, Interval
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -216,7 +217,7 @@ def infer_types(rules: Iterable[Rule], base: Mapping[str, tuple[ColumnType, ...]
         current = {**known, **{p: tuple(t) for p, t in types.items()}}
         for rule in rules:
             sources = {i: current.get(b.atom.pred, (None,) * b.atom.arity) for i, b in enumerate(rule.body) if isinstance(b, Literal)}
-            variables = var_types(rule, sources)
+            variables = var_types(rule, sources, current)
             if variables is None:
                 continue
             for head in rule.head:
@@ -230,12 +231,25 @@ def infer_types(rules: Iterable[Rule], base: Mapping[str, tuple[ColumnType, ...]
     return {p: tuple(t) for p, t in types.items()}
 
 
-def var_types(rule: Rule, sources: Mapping[int, tuple[ColumnType, ...]]) -> dict[Var, ColumnType] | None:
+def var_types(
+    rule: Rule, sources: Mapping[int, tuple[ColumnType, ...]], relations: Mapping[str, tuple[ColumnType, ...]] | None = None
+) -> dict[Var, ColumnType] | None:
     """The type of each variable of ``rule``, ``sources`` giving the column types of the body
     literal at each position; None when the rule can derive nothing (a positive literal over an
-    empty column, a constant its column cannot hold, or a variable whose columns share no value)."""
-    out: dict[Var, ColumnType] = {}
-    for i, element in enumerate(rule.body):
+    empty column, a constant its column cannot hold, or a variable whose columns share no value).
+    Variables bound by computing (``V = term``, ``N = #count{..}``) take the type of what they are
+    assigned, aggregate conditions reading ``relations``."""
+    out = _literal_types(rule.body, sources, {})
+    if out is None:
+        return None
+    if not all(isinstance(b, Literal) for b in rule.body):
+        computed_types(rule, out, relations or {})
+    return out
+
+
+def _literal_types(body, sources: Mapping[int, tuple[ColumnType, ...]], out: dict[Var, ColumnType]) -> dict[Var, ColumnType] | None:
+    """The meet of the column types each variable occurs in, over the positive literals of ``body``."""
+    for i, element in enumerate(body):
         if not isinstance(element, Literal) or not element.positive:
             continue
         columns = sources[i]
@@ -253,6 +267,48 @@ def var_types(rule: Rule, sources: Mapping[int, tuple[ColumnType, ...]]) -> dict
                 return None
             out[term] = narrowed
     return out
+
+
+def plain_comparison(cmp: Comparison) -> bool:
+    """Whether both sides of a comparison are variables or constants (no arithmetic, no interval)."""
+    return all(isinstance(t, (Var, int, str)) for t in (cmp.left, cmp.right))
+
+
+def term_type(term, variables: Mapping[Var, ColumnType]) -> ColumnType:
+    """The type of a term's values: a variable's, a constant's; arithmetic and intervals are integers."""
+    if isinstance(term, Var):
+        return variables.get(term, MIXED)
+    if isinstance(term, (int, str)):
+        return constant_type(term)
+    return LONG
+
+
+def computed_types(rule: Rule, out: dict[Var, ColumnType], relations: Mapping[str, tuple[ColumnType, ...]]) -> None:
+    """Add the types of the variables ``rule`` binds by assignment or aggregate, in body order."""
+    from ..plan import body_order
+
+    for element in body_order(rule):
+        if isinstance(element, Comparison) and element.op == "=":
+            for side, other in ((element.left, element.right), (element.right, element.left)):
+                if isinstance(side, Var) and side.name != "_" and side not in out:
+                    out[side] = term_type(other, out)
+                    break
+        elif isinstance(element, Aggregate) and element.op == "=" and isinstance(element.bound, Var) and element.bound not in out:
+            out[element.bound] = aggregate_type(element, out, relations)
+
+
+def aggregate_type(agg: Aggregate, outer: Mapping[Var, ColumnType], relations: Mapping[str, tuple[ColumnType, ...]]) -> ColumnType:
+    """The type of an aggregate's value: integers for #count/#sum, the first terms' for #min/#max."""
+    if agg.function in ("count", "sum"):
+        return LONG
+    kind: ColumnType = None
+    for element in agg.elements:
+        sources = {i: relations.get(c.atom.pred, (MIXED,) * c.atom.arity) for i, c in enumerate(element.condition) if isinstance(c, Literal)}
+        inner = _literal_types(element.condition, sources, dict(outer))
+        if inner is None or not element.terms:
+            continue
+        kind = join(kind, term_type(element.terms[0], inner))
+    return kind if kind is not None else LONG
 
 
 @dataclass

@@ -1,0 +1,285 @@
+"""Interchangeable values: classes of constants the database cannot tell apart, folded before solving.
+
+Seed 003, Example 1's note: realization (c) "recurs once per existing constant, which a good
+answer shows as one realization with a parameter". On an org chart of 10,000 departments, "move e5
+to department D and make h77 its head" holds for almost every D; grounding every D costs seconds.
+Two values ``v`` and ``w`` are *interchangeable* when swapping them — together with their
+*private* values (constants occurring in exactly one base fact, that fact being one of ``v``'s) —
+maps the base facts the program reads onto themselves. Then the swap is an automorphism of the
+database: it maps the perfect model, every realization and every minimal one onto itself, as long
+as neither value is a constant of the program, the request or a protection, and the program only
+compares values for equality (an order comparison or arithmetic could tell them apart).
+
+A cheap signature decides it: for each fact containing ``v`` at position ``i``, its predicate,
+``i`` and the other arguments, a private one written as ``#`` — the multiset of these, hashed.
+Values with one signature form a class; the relevance search then offers only a few
+*representatives* of each large class as values of existential variables, and a realization using
+one representative stands for its whole orbit: one member per value of the class, found by one
+vectorized pass over the facts (:meth:`Folding.orbit`), not by solving again.
+
+>>> from nablog.lang import parse
+>>> rules = parse("m(E, H) :- ed(E, D), dh(D, H).")
+>>> facts = {"ed": {(f"e{i}", f"d{i % 6}") for i in range(12)}, "dh": {(f"d{k}", f"h{k}") for k in range(6)}}
+>>> folding = Folding.of(rules, facts, ["ed", "dh"], {"e6", "h3"}, least=3, representatives=2)
+>>> [(c.values, c.representatives) for c in folding.classes]
+[(('d1', 'd2', 'd4', 'd5'), ('d1', 'd2'))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..lang import Atom, Comparison, Denial, Literal, Program, Var, constant_sort_key, fd_shape
+from ..engines.encoding import INT, ConstantDictionary, EncodedRelation
+from .family import Family
+from .realization import sorted_atoms
+
+FOLD_LEAST = 16
+"""Fewest values a class has for folding to pay: smaller classes are grounded value by value."""
+
+_M1, _M2, _M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: a bijection of uint64 that spreads every input bit."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * _M2
+        x = (x ^ (x >> np.uint64(27))) * _M3
+        return x ^ (x >> np.uint64(31))
+
+
+@dataclass(frozen=True)
+class ValueClass:
+    """Interchangeable values, sorted; ``representatives`` are the first few, the ones grounded."""
+
+    values: tuple
+    representatives: tuple
+
+
+def symmetric(rules: Program) -> bool:
+    """Whether the program can only tell values apart by equality: plain atoms and ``=``/``!=``
+    between variables and constants (no arithmetic, order, aggregates or domain calls). A
+    functional dependency's ``V1 < V2`` only picks one of two symmetric pairs: it counts as ``!=``."""
+    bodies = [r.body for r in rules.rules]
+    bodies += [c.body for _, c in rules.named_constraints() if isinstance(c, Denial) and fd_shape(c) is None]
+    plain = lambda t: isinstance(t, (Var, int, str))  # noqa: E731
+    for body in bodies:
+        for b in body:
+            if isinstance(b, Literal):
+                if not all(plain(t) for t in b.atom.args):
+                    return False
+            elif not (isinstance(b, Comparison) and b.op in ("=", "!=") and plain(b.left) and plain(b.right)):
+                return False
+    return all(plain(t) for r in rules.rules for h in r.head for t in h.args)
+
+
+class Folding:
+    """The large classes of interchangeable values of one database state and request."""
+
+    def __init__(self, relations: Mapping[str, np.ndarray], dictionary: ConstantDictionary, private: np.ndarray, class_of: np.ndarray, shown: np.ndarray):
+        self._relations = relations  # predicate to its rows as an (n, arity) id array
+        self._dictionary = dictionary
+        self._private = private  # per id: occurs in exactly one fact, at one place
+        self._class_of = class_of  # per id: its class, or -1
+        self._shown = shown  # per id: a representative of its class
+
+    @property
+    def classes(self) -> list[ValueClass]:
+        """Every class, sorted by its first value (decodes every member: for tests and display)."""
+        return sorted((self.value_class(int(k)) for k in np.unique(self._class_of[self._class_of >= 0])), key=lambda c: constant_sort_key(c.values[0]))
+
+    def value_class(self, k: int) -> ValueClass:
+        ids = np.flatnonzero(self._class_of == k)
+        return ValueClass(tuple(self.decode(ids)), tuple(self.decode(ids[self._shown[ids]])))
+
+    @classmethod
+    def of(
+        cls,
+        rules: Program,
+        relations: Mapping[str, Iterable[tuple]],
+        preds: Iterable[str],
+        distinguished: set,
+        least: int = FOLD_LEAST,
+        representatives: int = 2,
+    ) -> "Folding":
+        """The classes of at least ``least`` interchangeable values among the facts of ``preds``,
+        none of them (or of their private values) in ``distinguished``."""
+        preds = sorted(p for p in set(preds) if p in relations and len(relations[p]))
+        dictionary, arrays = _encode({p: relations[p] for p in preds})
+        n = len(dictionary)
+        count = np.zeros(n, INT)
+        for rows in arrays.values():
+            for j in range(rows.shape[1]):
+                count += np.bincount(rows[:, j], minlength=n)
+        special = np.zeros(n, bool)
+        for v in distinguished:
+            i = dictionary.id(v)
+            if i is not None:
+                special[i] = True
+        private = (count == 1) & ~special
+        signature = np.zeros(n, np.uint64)
+        for k, p in enumerate(preds):
+            rows = arrays[p]
+            arity = rows.shape[1]
+            for i in range(arity):
+                code = np.full(len(rows), np.uint64(k * 64 + i + 1), np.uint64)
+                for j in range(arity):
+                    if j != i:
+                        # A private value is written #, the value itself *, any other as itself.
+                        other = np.where(private[rows[:, j]], np.uint64(0), rows[:, j].astype(np.uint64) + np.uint64(2))
+                        other[rows[:, j] == rows[:, i]] = np.uint64(1)
+                        with np.errstate(over="ignore"):
+                            code = _mix(code * _M1 + other)
+                with np.errstate(over="ignore"):
+                    np.add.at(signature, rows[:, i], _mix(code))
+        with np.errstate(over="ignore"):
+            signature = _mix(signature + count.astype(np.uint64) * _M1)
+        eligible = (count > 0) & ~special & ~private
+        class_of = _classes(signature, eligible, least)
+        # A value whose facts name another value of its own class cannot be swapped with it alone.
+        for rows in arrays.values():
+            for i in range(rows.shape[1]):
+                for j in range(rows.shape[1]):
+                    if i != j:
+                        a, b = class_of[rows[:, i]], class_of[rows[:, j]]
+                        clash = (a >= 0) & (a == b) & (rows[:, i] != rows[:, j])
+                        class_of[rows[clash, i]] = -1
+        class_of = _classes(np.where(class_of >= 0, signature, np.uint64(0)), class_of >= 0, least)
+        # Representatives: the first few ids of each class (ids follow the order of constants).
+        members = np.flatnonzero(class_of >= 0)
+        members = members[np.argsort(class_of[members], kind="stable")]
+        starts = np.r_[0, np.flatnonzero(np.diff(class_of[members])) + 1] if len(members) else np.zeros(0, INT)
+        rank = np.arange(len(members)) - np.repeat(starts, np.diff(np.r_[starts, len(members)]))
+        shown = np.zeros(n, bool)
+        shown[members[rank < representatives]] = True
+        return cls({p: arrays[p] for p in preds}, dictionary, private, class_of, shown)
+
+    def hides(self, value) -> bool:
+        """Whether ``value`` stands in a class without being one of its representatives."""
+        i = self._dictionary.id(value)
+        return i is not None and self._class_of[i] >= 0 and not self._shown[i]
+
+    def class_of(self, value) -> int:
+        i = self._dictionary.id(value)
+        return -1 if i is None else int(self._class_of[i])
+
+    def orbit(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...]):
+        """The realization as a family over the one class it draws a value from: ``(class index,
+        the value it uses, [(variable position, …)], rows of values)``, or None when it uses no
+        class value. Raises :class:`Unfoldable` when it uses several values of classes, or a
+        private value whose place among its owner's facts is not unique (then the members are not
+        a function of one value)."""
+        atoms = list(insert) + list(delete)
+        used = {(self.class_of(v), v) for a in atoms for v in a.args}
+        used = {(k, v) for k, v in used if k >= 0}
+        if not used:
+            return None
+        if len(used) > 1:
+            raise Unfoldable("the realization uses several interchangeable values")
+        (k, value), = used
+        d = self._dictionary
+        vid = d.id(value)
+        # The private values it uses: each named by the fact that holds it (predicate, positions).
+        columns: dict = {}  # private value -> id column over the class (owner id -> private id)
+        owners = np.flatnonzero(self._class_of == k)
+        for a in atoms:
+            for v in a.args:
+                i = d.id(v)
+                if v == value or v in columns or i is None or not self._private[i]:
+                    continue
+                columns[v] = self._private_column(v, i, vid, owners)
+        return value, columns, owners
+
+    def _private_column(self, v, i: int, vid: int, owners: np.ndarray) -> np.ndarray:
+        """For each owner in ``owners``, the private value at the place ``v`` holds among
+        ``vid``'s facts (the same predicate, positions and other arguments)."""
+        for rows in self._relations.values():
+            hit = np.flatnonzero((rows == i).any(axis=1))
+            if not len(hit):
+                continue
+            row = rows[hit[0]]
+            j = int(np.flatnonzero(row == i)[0])
+            owner_at = [p for p in range(len(row)) if row[p] == vid]
+            if len(owner_at) != 1:
+                raise Unfoldable("a private value sits in a fact that names its owner twice")
+            o = owner_at[0]
+            same = np.ones(len(rows), bool)
+            for p in range(len(row)):
+                if p not in (o, j):
+                    same &= rows[:, p] == row[p] if not self._private[row[p]] else self._private[rows[:, p]]
+            same &= self._private[rows[:, j]]
+            candidates = rows[same]
+            if int((candidates[:, o] == vid).sum()) != 1:
+                raise Unfoldable("a private value is one of several alike facts of its owner")
+            sorter = np.argsort(owners)
+            candidates = candidates[np.isin(candidates[:, o], owners)]
+            positions = sorter[np.searchsorted(owners[sorter], candidates[:, o])]
+            if (np.bincount(positions, minlength=len(owners)) != 1).any():
+                raise Unfoldable("a private value has no single counterpart in every member")
+            result = np.full(len(owners), -1, INT)
+            result[positions] = candidates[:, j]
+            return result
+        raise Unfoldable("a private value was not found")
+
+    def decode(self, ids: np.ndarray) -> list:
+        values = self._dictionary.values
+        return [values[i] for i in ids.tolist()]
+
+
+class Unfoldable(Exception):
+    """A realization found over representatives is not one value's orbit: solve unfolded."""
+
+
+def _classes(signature: np.ndarray, eligible: np.ndarray, least: int) -> np.ndarray:
+    """Per id, the index of its class of equal signatures among the eligible ids (-1 elsewhere and
+    for classes of fewer than ``least``)."""
+    class_of = np.full(len(signature), -1, INT)
+    ids = np.flatnonzero(eligible)
+    if not len(ids):
+        return class_of
+    keys, inverse, counts = np.unique(signature[ids], return_inverse=True, return_counts=True)
+    large = counts[inverse] >= least
+    class_of[ids[large]] = inverse[large]
+    return class_of
+
+
+def _encode(relations: Mapping[str, Iterable[tuple]]) -> tuple[ConstantDictionary, dict[str, np.ndarray]]:
+    """One id space for every relation: the engine's dictionary when they share it, else a new one."""
+    encoded = [r for r in relations.values() if isinstance(r, EncodedRelation)]
+    dictionaries = {id(r.dictionary): r.dictionary for r in encoded}
+    if len(encoded) == len(relations) and len(dictionaries) == 1:
+        dictionary = next(iter(dictionaries.values()))
+        return dictionary, {p: np.stack(r.columns(), axis=1).astype(INT, copy=False) if r.arity else np.zeros((len(r), 0), INT) for p, r in relations.items()}
+    values = {v for rows in relations.values() for row in rows for v in row}
+    dictionary = ConstantDictionary.build(values)
+    out = {}
+    for p, rows in relations.items():
+        rows = list(rows)
+        arity = len(rows[0]) if rows else 0
+        out[p] = dictionary.encode_rows(rows, arity).reshape(len(rows), arity)
+    return dictionary, out
+
+
+def orbit_family(folding: Folding, insert: tuple[Atom, ...], delete: tuple[Atom, ...]) -> tuple[tuple, Family] | None:
+    """The family of every image of a realization under swapping the values of the class it uses
+    (with their private values), keyed by its first member; None when it uses no class value.
+
+    Each member is a realization, and a minimal one, exactly when the given one is: the swap is an
+    automorphism of the database that fixes the program, the request and the protections."""
+    found = folding.orbit(insert, delete)
+    if found is None:
+        return None
+    value, columns, owners = found
+    names = {value: Var("D")}
+    for v in columns:
+        names[v] = Var(f"V{len(names)}")
+    bind = lambda a: Atom(a.pred, tuple(names.get(t, t) for t in a.args))  # noqa: E731
+    variables = tuple(names.values())
+    values = [folding.decode(owners)] + [folding.decode(columns[v]) for v in columns]
+    bindings = tuple(sorted(zip(*values), key=lambda b: tuple(constant_sort_key(v) for v in b)))
+    family = Family((tuple(map(bind, insert)), tuple(map(bind, delete))), variables, variables[0], bindings, interchangeable=True)
+    first = family.member(bindings[0])
+    return (sorted_atoms(first[0]), sorted_atoms(first[1])), family

@@ -1,0 +1,305 @@
+"""Maintenance rules evaluated tuple at a time over relations kept in place (seed 001, §3.2).
+
+Algorithm 1's rules read the old state of the big relations only through a small delta (``del__r``,
+``ins__r``, ``red__p``) and bound arguments, so a commit's work is a few index probes — if the
+relations are not copied or re-sorted per commit. The column engine (``engines/python.py``)
+encodes, sorts and indexes whole relations per call; a monitor that runs once per commit keeps
+its model here instead: :class:`Relation`\\ s with hash indexes, updated in place with each
+commit's net differentials, and a :class:`LivePlan` per maintenance program, planned once.
+
+(N1) and (N′), ``new__r :- r, not del__r.``, would copy ``r`` each commit: ``new__r`` is instead a
+:class:`NewState` — ``r`` seen without ``del__r``, plus the tuples (N2), (N3) and (N″) add.
+
+Only plain literals and comparisons between bound terms are planned here (what maintenance rules
+of ordinary Datalog with negation contain); :class:`Unsupported` says to use the engine.
+
+>>> from nablog.lang import parse
+>>> from nablog.transforms.maintenance import maintenance_rules
+>>> plan = LivePlan(maintenance_rules(parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).")))
+>>> env = {"edge": Relation({("a", "b"), ("b", "c")}), "closure": Relation({("a", "b"), ("b", "c"), ("a", "c")}),
+...        "ins__edge": Relation({("c", "d")}), "del__edge": Relation({("a", "b")})}
+>>> out = plan.run(env)
+>>> sorted(out["plus__closure"]), sorted(out["minus__closure"])
+([('b', 'd'), ('c', 'd')], [('a', 'b'), ('a', 'c')])
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..lang import Atom, Comparison, Literal, Program, Rule, Var, analyze
+from ..lang.ast import BinOp, Interval, UnaryOp
+from ..transforms.propagation import DEL, NEW
+
+
+class Unsupported(Exception):
+    """A rule the tuple-at-a-time plans do not cover (aggregates, arithmetic, assignments)."""
+
+
+class Relation:
+    """A set of tuples with hash indexes on column positions, built on first use and kept current."""
+
+    __slots__ = ("rows", "indexes")
+
+    def __init__(self, rows: Iterable[tuple] = ()):
+        self.rows: set[tuple] = set(rows)
+        self.indexes: dict[tuple[int, ...], dict[tuple, set[tuple]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __contains__(self, row: tuple) -> bool:
+        return row in self.rows
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.rows)
+
+    def lookup(self, positions: tuple[int, ...], key: tuple) -> Iterable[tuple]:
+        index = self.indexes.get(positions)
+        if index is None:
+            index = self.indexes[positions] = {}
+            for row in self.rows:
+                index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+        return index.get(key, ())
+
+    def add(self, row: tuple) -> bool:
+        if row in self.rows:
+            return False
+        self.rows.add(row)
+        for positions, index in self.indexes.items():
+            index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+        return True
+
+    def discard(self, row: tuple) -> None:
+        if row not in self.rows:
+            return
+        self.rows.discard(row)
+        for positions, index in self.indexes.items():
+            key = tuple(row[i] for i in positions)
+            bucket = index[key]
+            bucket.discard(row)
+            if not bucket:
+                del index[key]
+
+
+class NewState:
+    """``new__r``: the old ``r`` without ``del__r`` (never copied), and the tuples added to it."""
+
+    __slots__ = ("old", "deleted", "added")
+
+    def __init__(self, old: Relation, deleted: Relation):
+        self.old, self.deleted, self.added = old, deleted, Relation()
+
+    def __len__(self) -> int:
+        return len(self.old) + len(self.added)
+
+    def __contains__(self, row: tuple) -> bool:
+        return row in self.added or (row in self.old and row not in self.deleted)
+
+    def __iter__(self) -> Iterator[tuple]:
+        yield from (r for r in self.old if r not in self.deleted)
+        yield from self.added
+
+    def lookup(self, positions: tuple[int, ...], key: tuple) -> Iterable[tuple]:
+        kept = [r for r in self.old.lookup(positions, key) if r not in self.deleted]
+        added = self.added.lookup(positions, key)
+        return kept + list(added) if added else kept
+
+    def add(self, row: tuple) -> bool:
+        return False if row in self else self.added.add(row)
+
+
+_EMPTY = Relation()
+
+
+class _Body:
+    """One rule body in one join order: steps over slot-numbered variables."""
+
+    def __init__(self, rule: Rule, order: list, slots: dict[Var, int]):
+        bound: set[Var] = set()
+        self.steps = []
+        for element in order:
+            if isinstance(element, Comparison):
+                self.steps.append(("cmp", element, _term(element.left, slots), _term(element.right, slots)))
+                continue
+            atom = element.atom
+            positions, key, free, checks = [], [], [], []
+            for i, t in enumerate(atom.args):
+                if isinstance(t, Var) and t.name == "_":
+                    continue
+                if isinstance(t, Var) and t in bound:
+                    positions.append(i)
+                    key.append((True, slots[t]))
+                elif isinstance(t, Var):
+                    if any(f[1] == slots[t] for f in free):
+                        checks.append((i, slots[t]))
+                    else:
+                        free.append((i, slots[t]))
+                else:
+                    positions.append(i)
+                    key.append((False, t))
+            if not element.positive and (free or checks):
+                raise Unsupported(f"{element}: a negated literal with a local variable")
+            whole = len(positions) == len(atom.args)
+            self.steps.append(("pos" if element.positive else "neg", atom.pred, tuple(positions), tuple(key), tuple(free), tuple(checks), whole))
+            bound.update(v for v in atom.variables() if v.name != "_")
+        self.head = tuple(_term(t, slots) for t in rule.head[0].args)
+        self.pred = rule.head[0].pred
+        self.size = len(slots)
+
+    def solutions(self, env: dict, first: Iterable[tuple] | None = None) -> Iterator[tuple]:
+        """Head tuples; ``first`` replaces the first step's relation (a semi-naive delta)."""
+        values: list = [None] * self.size
+        steps = self.steps
+        head = self.head
+        last = len(steps)
+
+        def go(k: int) -> Iterator[tuple]:
+            if k == last:
+                yield tuple(values[s] if b else s for b, s in head)
+                return
+            step = steps[k]
+            kind = step[0]
+            if kind == "cmp":
+                _, cmp, (lb, l), (rb, r) = step
+                if cmp.holds(values[l] if lb else l, values[r] if rb else r):
+                    yield from go(k + 1)
+                return
+            _, pred, positions, key, free, checks, whole = step
+            rel = env.get(pred, _EMPTY)
+            probe = tuple(values[s] if b else s for b, s in key)
+            if kind == "neg":
+                if not (probe in rel if whole else rel.lookup(positions, probe)):
+                    yield from go(k + 1)
+                return
+            if k == 0 and first is not None:
+                rows: Iterable[tuple] = first if not positions else [r for r in first if tuple(r[i] for i in positions) == probe]
+            elif whole:
+                rows = (probe,) if probe in rel else ()
+            elif positions:
+                rows = rel.lookup(positions, probe)
+            else:
+                rows = list(rel)
+            for row in rows:
+                for i, s in free:
+                    values[s] = row[i]
+                if all(row[i] == values[s] for i, s in checks):
+                    yield from go(k + 1)
+
+        return go(0)
+
+
+def _term(t, slots: dict[Var, int]) -> tuple[bool, object]:
+    if isinstance(t, Var):
+        if t.name == "_" or t not in slots:
+            raise Unsupported(f"variable {t} not bound by a positive literal")
+        return (True, slots[t])
+    if isinstance(t, (BinOp, UnaryOp, Interval)):
+        raise Unsupported(f"computed term {t}")
+    return (False, t)
+
+
+def _order(rule: Rule, start: int) -> list:
+    """Positive literals from ``start`` on, each next the one sharing most bound variables; negated
+    literals and comparisons as soon as their variables are bound."""
+    positives = [e for e in rule.body if isinstance(e, Literal) and e.positive]
+    tests = [e for e in rule.body if not (isinstance(e, Literal) and e.positive)]
+    order, bound = [], set()
+    todo = positives[:start] + positives[start + 1:]
+    current = positives[start]
+    while True:
+        order.append(current)
+        bound.update(current.variables())
+        for t in [t for t in tests if set(t.variables()) - {Var("_")} <= bound]:
+            order.append(t)
+            tests.remove(t)
+        if not todo:
+            break
+        current = max(todo, key=lambda e: len(set(e.variables()) & bound))
+        todo.remove(current)
+    if tests:
+        raise Unsupported(f"{tests[0]}: its variables are not bound by positive literals")
+    return order
+
+
+def _virtual(rule: Rule) -> str | None:
+    """The ``r`` of (N1)/(N′) ``new__r(V..) :- r(V..), not del__r(V..).``, else None."""
+    head, body = rule.head[0], rule.body
+    if not head.pred.startswith(NEW) or len(body) != 2 or not all(isinstance(b, Literal) for b in body):
+        return None
+    r = head.pred[len(NEW):]
+    old, deleted = body
+    same = old.atom.args == deleted.atom.args == head.args and len(set(head.args)) == len(head.args) and all(isinstance(a, Var) for a in head.args)
+    return r if same and old.positive and old.atom.pred == r and not deleted.positive and deleted.atom.pred == DEL + r else None
+
+
+class LivePlan:
+    """A stratified maintenance program planned once: per rule, a join order from each positive
+    literal; :meth:`run` evaluates it semi-naively over an environment of relations."""
+
+    def __init__(self, program: Program):
+        for rule in program.rules:
+            if len(rule.head) != 1 or any(not isinstance(b, (Literal, Comparison)) for b in rule.body):
+                raise Unsupported(f"{rule}: only literals and comparisons are planned here")
+            if not any(isinstance(b, Literal) and b.positive for b in rule.body):
+                raise Unsupported(f"{rule}: no positive literal")
+        stratum = analyze(program).stratum  # with (N1)/(N′): new__r above del__r
+        self.virtual = {NEW + r: r for r in (_virtual(rule) for rule in program.rules) if r}
+        self.strata: list[tuple[frozenset[str], list[list[_Body]]]] = []
+        for level in sorted({stratum[r.head[0].pred] for r in program.rules}):
+            rules = [r for r in program.rules if stratum[r.head[0].pred] == level and not (r.head[0].pred in self.virtual and _virtual(r))]
+            heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
+            planned = []
+            for rule in rules:
+                slots = {v: i for i, v in enumerate(dict.fromkeys(v for b in rule.body for v in b.variables() if v.name != "_"))}
+                count = sum(1 for b in rule.body if isinstance(b, Literal) and b.positive)
+                planned.append([_Body(rule, _order(rule, i), slots) for i in range(count)])
+            self.strata.append((heads, planned))
+
+    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
+        """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
+        indexes a caller keeping the relations can build before the first commit."""
+        out = set()
+        for _, planned in self.strata:
+            for bodies in planned:
+                for body in bodies:
+                    for step in body.steps:
+                        if step[0] != "cmp" and step[2] and not step[6]:
+                            out.add((self.virtual.get(step[1], step[1]), step[2]))
+        return out
+
+    def run(self, env: dict) -> dict:
+        """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
+        returns a copy of ``env`` with every predicate of the program added (given rows of a
+        predicate with rules are kept, never changed in place)."""
+        env = dict(env)
+        for heads, planned in self.strata:
+            for pred in heads:
+                if pred in self.virtual:
+                    env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
+                else:  # rows given for a predicate with rules (RoD's magic facts) are kept
+                    env[pred] = Relation(env[pred].rows if pred in env else ())
+            delta: dict[str, list] = {p: [] for p in heads}
+            for bodies in planned:
+                # The first pass starts each rule from its smallest positive literal.
+                body = min(bodies, key=lambda b: len(env.get(b.steps[0][1], _EMPTY)))
+                target, found = env[body.pred], delta[body.pred]
+                for row in list(body.solutions(env)):
+                    if target.add(row):
+                        found.append(row)
+            while any(delta.values()):
+                fresh: dict[str, list] = {p: [] for p in heads}
+                for bodies in planned:
+                    for body in bodies:
+                        rows = delta.get(body.steps[0][1])
+                        if not rows:
+                            continue
+                        target, found = env[body.pred], fresh[body.pred]
+                        for row in list(body.solutions(env, rows)):
+                            if target.add(row):
+                                found.append(row)
+                delta = fresh
+        return env
+
+
+__all__ = ["LivePlan", "NewState", "Relation", "Unsupported"]
