@@ -156,3 +156,21 @@ def test_regression_the_change_set_transform_once_proposed_is_shrunk_to_the_real
     proposed = frozenset({("+", "b", ("new1",)), ("+", "c", (1, 1)), ("-", "b", (1,))})
     assert list(_verified([proposed], verifier)) == [frozenset({("+", "c", (1, 1)), ("-", "b", (1,))})]
     assert list(_verified([frozenset({("+", "b", ("new1",))})], verifier)) == [None]
+
+
+def test_the_materialized_variant_over_a_database_violating_a_constraint_finds_every_realization():
+    # Found by the thorough profile: p(a) violates `:- p(a).` now, and the IDB+ tableau missed
+    # three of the five realizations of -r.
+    program = """
+        p(X) :- b(X), not c(X,X), X = X.
+        p(X) :- c(X,1), b(1), not c(_,a).
+        q(Y) :- b(Y), p(X), X != 1.
+        q(X) :- b(a), b(X).
+        r :- c(Y,1), not p(Y), Y = 1.
+        :- p(a).
+        b(a). b(1). c(1,1). c(a,1).
+    """
+    db = Database.from_text(program)
+    expected = {tuple(r.changes.lines()) for r in db.propose("-r.", candidates="herbrand", max_fresh=1, families=False)}
+    got = {tuple(r.changes.lines()) for r in db.propose("-r.", method="tableaux-materialized", candidates="herbrand", max_fresh=1, families=False)}
+    assert len(expected) == 5 and got == expected
