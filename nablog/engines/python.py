@@ -320,7 +320,7 @@ class _Evaluator:
     def _patched(self, atom: Atom, rel: EncodedRelation) -> bool:
         """Whether ``rel`` is a patch of a relation not yet copied, joined on an index of its base
         (an atom without constants or repeated variables: the index rows are the base's rows)."""
-        return isinstance(rel, PatchedRelation) and rel._keys is None and rel.base.packed and all(isinstance(t, Var) for t in atom.args) and not _repeat_pattern(atom)
+        return isinstance(rel, PatchedRelation) and rel._keys is None and rel.base.packed and all(isinstance(t, Var) for t in atom.args) and not tuple(_repeat_pattern(atom))
 
     def _index_join(self, frame: Frame, atom: Atom, rel: EncodedRelation, positions, shared, carried, fresh, ranges, minus=None) -> Frame:
         """:meth:`join` through an index of ``rel`` on the shared variables' columns; for the base
