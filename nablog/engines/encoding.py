@@ -37,12 +37,22 @@ _KEY_BITS = 62
 class ConstantDictionary:
     """A bijection between constants and ids ``0..n-1`` that preserves the order of constants."""
 
-    def __init__(self, values: list[Constant], ints: np.ndarray | None = None):
-        self.values = values
+    def __init__(self, values: list[Constant] | None, ints: np.ndarray | None = None, strs: list[str] | None = None):
+        # values None: the integers ``ints`` then the strings ``strs``, listed on first use (a
+        # dictionary grown by computed sums is often only read through its integers).
+        self._values = values
+        self._strs = strs
         self._ids: dict[Constant, int] | None = None
         self._array: np.ndarray | None = None
         # The integer constants (the first ids) as int64, or False when one does not fit.
         self._ints: np.ndarray | bool | None = ints
+
+    @property
+    def values(self) -> list[Constant]:
+        """The constants in id order."""
+        if self._values is None:
+            self._values = self._ints.tolist() + self._strs  # type: ignore[union-attr, operator]
+        return self._values
 
     @property
     def ids(self) -> dict[Constant, int]:
@@ -160,10 +170,10 @@ class ConstantDictionary:
         merged[remap[: len(ints)]] = ints
         merged[positions + np.arange(len(added), dtype=INT)] = added
         # Integers come first: the strings keep their order after them.
-        return ConstantDictionary(merged.tolist() + self.values[len(ints) :], merged), remap
+        return ConstantDictionary(None, merged, self.values[len(ints) :] if self._values is not None else self._strs), remap
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self._values) if self._values is not None else len(self._ints) + len(self._strs)  # type: ignore[arg-type]
 
     def id(self, value: Constant) -> int | None:
         return self.ids.get(value)
@@ -210,6 +220,14 @@ class ConstantDictionary:
         raise KeyError(value)
 
     def decode_column(self, column: np.ndarray) -> list[Constant]:
+        if self._values is None:
+            # Integers from their array, strings from their list: the values are not listed.
+            ints = self._ints
+            out = np.empty(len(column), dtype=object)
+            small = column < len(ints)  # type: ignore[arg-type]
+            out[small] = ints[column[small]].tolist()  # type: ignore[index]
+            out[~small] = [self._strs[i] for i in (column[~small] - len(ints)).tolist()]  # type: ignore[arg-type, index]
+            return out.tolist()
         if self._array is None:
             self._array = np.array(self.values, dtype=object)
         return self._array[column].tolist()

@@ -52,9 +52,9 @@ from .encoding import (
     member,
     pack,
     row_view,
-    unpack,
 )
 from .frames import Frame
+from .rekey import Rekeyed, rekeyed
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
@@ -73,23 +73,6 @@ def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
     if fits_in_key(size, len(columns)):
         return pack(columns, size)
     return row_view(np.stack(columns, axis=1))
-
-
-def _remapped(rel: EncodedRelation, d: ConstantDictionary, remap: np.ndarray) -> EncodedRelation:
-    """``rel`` over a grown dictionary ``d`` (:meth:`EncodedRelation.remapped`) with its indexes
-    (:meth:`_Evaluator._index`) and its patch carried over: the id map is increasing, so a sorted
-    index stays sorted and only its ids are mapped. A one-row insertion with a new constant grows
-    the dictionary; sorting the indexes of every relation again cost more than the update."""
-    if isinstance(rel, PatchedRelation) and rel._keys is None and fits_in_key(len(d), rel.arity):
-        moved = lambda keys: pack([remap[c] for c in unpack(keys, len(rel.dictionary), rel.arity)], len(d))  # noqa: E731
-        return PatchedRelation(_remapped(rel.base, d, remap), moved(rel.plus), moved(rel.minus))
-    out = rel.remapped(d, remap)
-    for key, (keys, order, cols, _) in ((k, e) for k, e in rel.indexes.items() if isinstance(k, tuple)):
-        positions = key[0]
-        if keys.dtype == INT and fits_in_key(len(d), len(positions)):
-            cols = [remap[c] for c in cols]
-            out.indexes[key] = (pack([cols[i] for i in positions], len(d))[order], order, cols, None)
-    return out
 
 
 class _Evaluator:
@@ -131,7 +114,7 @@ class _Evaluator:
                 f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
                 hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
             )
-        self.rels = {p: _remapped(r, extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
+        self.rels = {p: rekeyed(r, extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
         if self.extends is not None:
             self.extends = (self.extends[0], remap[self.extends[1]])
         self.d, self.size = extended, len(extended)
@@ -156,7 +139,7 @@ class _Evaluator:
             return rel
         for generation, d in enumerate(self._dictionaries):
             if rel.dictionary is d:
-                return _remapped(rel, self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
+                return rekeyed(rel, self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
         return self.encode(rel, rel.arity)
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
@@ -165,7 +148,7 @@ class _Evaluator:
             if rows.dictionary is self.d:
                 return rows
             if self.extends is not None and rows.dictionary is self.extends[0]:
-                return _remapped(rows, self.d, self.extends[1])
+                return rekeyed(rows, self.d, self.extends[1], compose=False)
         read = self.int_rows.pop(id(rows), None)
         if read is not None and read[0] is rows and read[1].shape[1] == arity:
             return EncodedRelation.from_columns(self.d, [read[1][:, i] for i in range(arity)], arity)
@@ -239,7 +222,7 @@ class _Evaluator:
     def _starts(self, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
         """:func:`id_starts` of the first column of a relation held as one sorted key array and read
         every round (not a delta), for joins on that column alone; cached with the relation."""
-        if type(rel) is not EncodedRelation or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
+        if type(rel) not in (EncodedRelation, Rekeyed) or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
             return None
         starts = rel.indexes.get("starts")
         if starts is None:
