@@ -44,6 +44,7 @@ class ConstantDictionary:
         self._strs = strs
         self._ids: dict[Constant, int] | None = None
         self._array: np.ndarray | None = None
+        self._identity: np.ndarray | None = None
         # The integer constants (the first ids) as int64, or False when one does not fit.
         self._ints: np.ndarray | bool | None = ints
 
@@ -121,7 +122,11 @@ class ConstantDictionary:
         constants = set(constants)
         added = ConstantDictionary.build(c for c in constants if not self._has(c, len(constants))).values
         if not added:
-            return self, np.arange(len(self.values), dtype=INT)
+            # Every update without new constants asks for this (1 ms at 1,000,000): kept, read-only.
+            if self._identity is None:
+                self._identity = np.arange(len(self), dtype=INT)
+                self._identity.flags.writeable = False
+            return self, self._identity
         n_ints = bisect.bisect_left(self.values, True, key=lambda v: type(v) is str)
         # Where each added constant goes among the old ones (both lists are sorted).
         positions = np.array(
