@@ -24,12 +24,29 @@ def remapped(rel: EncodedRelation, d: ConstantDictionary, remap: np.ndarray) -> 
     if isinstance(rel, PatchedRelation) and rel._keys is None and fits_in_key(len(d), rel.arity):
         moved = lambda keys: pack([remap[c] for c in unpack(keys, len(rel.dictionary), rel.arity)], len(d))  # noqa: E731
         return PatchedRelation(remapped(rel.base, d, remap), moved(rel.plus), moved(rel.minus))
-    out = rel.remapped(d, remap)
-    mapped: dict[int, np.ndarray] = {}  # an index of a whole relation shares its columns
+    # The relation and its indexes share their columns: each is mapped once (kept with its
+    # source, so that no id is reused by another array meanwhile).
+    mapped: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def moved_column(c: np.ndarray) -> np.ndarray:
+        if id(c) not in mapped:
+            moved = remap[c]
+            moved.flags.writeable = False
+            mapped[id(c)] = (c, moved)
+        return mapped[id(c)][1]
+
+    if type(rel) is EncodedRelation and rel.packed and rel.arity and fits_in_key(len(d), rel.arity):
+        cached = "columns" in rel.indexes
+        columns = [moved_column(c) for c in rel.columns()]
+        out = EncodedRelation(d, rel.arity, pack(columns, len(d)), None)
+        if cached:
+            out.indexes["columns"] = tuple(columns)
+    else:
+        out = rel.remapped(d, remap)
     for key, (keys, order, cols, _) in ((k, e) for k, e in rel.indexes.items() if isinstance(k, tuple)):
         positions = key[0]
         if keys.dtype == INT and fits_in_key(len(d), len(positions)):
-            cols = [mapped[id(c)] if id(c) in mapped else mapped.setdefault(id(c), remap[c]) for c in cols]
+            cols = [moved_column(c) for c in cols]
             out.indexes[key] = (pack([cols[i] for i in positions], len(d))[order], order, cols, None)
     return out
 
