@@ -54,6 +54,7 @@ from .encoding import (
     row_view,
 )
 from .frames import Frame
+from .rekey import Rekeyed, rekeyed
 from .plan import ComponentPlan, body_order, component_plans, condition_order
 from .runs import RoundCost, RunRelation, Stopwatches, key_runs
 
@@ -113,7 +114,7 @@ class _Evaluator:
                 f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
                 hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
             )
-        self.rels = {p: r.remapped(extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
+        self.rels = {p: rekeyed(r, extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
         if self.extends is not None:
             self.extends = (self.extends[0], remap[self.extends[1]])
         self.d, self.size = extended, len(extended)
@@ -138,7 +139,7 @@ class _Evaluator:
             return rel
         for generation, d in enumerate(self._dictionaries):
             if rel.dictionary is d:
-                return rel.remapped(self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
+                return rekeyed(rel, self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
         return self.encode(rel, rel.arity)
 
     def encode(self, rows: Set, arity: int) -> EncodedRelation:
@@ -147,7 +148,7 @@ class _Evaluator:
             if rows.dictionary is self.d:
                 return rows
             if self.extends is not None and rows.dictionary is self.extends[0]:
-                return rows.remapped(self.d, self.extends[1])
+                return rekeyed(rows, self.d, self.extends[1], compose=False)
         read = self.int_rows.pop(id(rows), None)
         if read is not None and read[0] is rows and read[1].shape[1] == arity:
             return EncodedRelation.from_columns(self.d, [read[1][:, i] for i in range(arity)], arity)
@@ -186,8 +187,9 @@ class _Evaluator:
             cols = [c[mask] for c in cols]
         return cols
 
-    def _index(self, atom: Atom, rel: EncodedRelation, positions: tuple[int, ...]):
-        """Sorted keys of the selected rows on ``positions``, with the sort order and the columns."""
+    def _index(self, atom: Atom, rel: EncodedRelation, positions: tuple[int, ...], cache: bool = False):
+        """Sorted keys of the selected rows on ``positions``, with the sort order and the columns
+        (kept with the relation when it is a current one, or with ``cache``)."""
         constants = tuple((i, t) for i, t in enumerate(atom.args) if not isinstance(t, Var))
         repeats = tuple(_repeat_pattern(atom))
         key = (positions, constants, repeats)
@@ -205,7 +207,7 @@ class _Evaluator:
             order = np.argsort(keys, kind="stable")
             keys = keys[order]
         # Deltas are used once; caching their indexes would only keep them alive.
-        cached = self.rels.get(atom.pred) is rel
+        cached = cache or self.rels.get(atom.pred) is rel
         starts = id_starts(keys, self.size) if cached and len(positions) == 1 and self._dense(len(keys)) else None
         entry = (keys, order, cols, starts)
         if cached:
@@ -220,7 +222,7 @@ class _Evaluator:
     def _starts(self, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
         """:func:`id_starts` of the first column of a relation held as one sorted key array and read
         every round (not a delta), for joins on that column alone; cached with the relation."""
-        if type(rel) is not EncodedRelation or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
+        if type(rel) not in (EncodedRelation, Rekeyed) or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
             return None
         starts = rel.indexes.get("starts")
         if starts is None:
@@ -289,7 +291,24 @@ class _Evaluator:
             for v in fresh:
                 out[v] = column(keys, self.size, rel.arity, positions[v])
             return Frame(total, out)
-        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        if self._patched(atom, rel):
+            # The index of the relation before the patch (kept with it across updates), less the
+            # removed tuples, and the few added ones joined on their own: nothing is sorted again.
+            base = self._index_join(frame, atom, rel.base, positions, shared, carried, fresh, None, rel.minus)  # type: ignore[attr-defined]
+            added = EncodedRelation(rel.dictionary, rel.arity, rel.plus, None)  # type: ignore[attr-defined]
+            plus = self._index_join(frame, atom, added, positions, shared, carried, fresh, None)
+            return Frame(base.n + plus.n, {v: np.concatenate([base.cols[v], plus.cols[v]]) for v in base.cols})
+        return self._index_join(frame, atom, rel, positions, shared, carried, fresh, ranges)
+
+    def _patched(self, atom: Atom, rel: EncodedRelation) -> bool:
+        """Whether ``rel`` is a patch of a relation not yet copied, joined on an index of its base
+        (an atom without constants or repeated variables: the index rows are the base's rows)."""
+        return isinstance(rel, PatchedRelation) and rel._keys is None and rel.base.packed and all(isinstance(t, Var) for t in atom.args) and not tuple(_repeat_pattern(atom))
+
+    def _index_join(self, frame: Frame, atom: Atom, rel: EncodedRelation, positions, shared, carried, fresh, ranges, minus=None) -> Frame:
+        """:meth:`join` through an index of ``rel`` on the shared variables' columns; for the base
+        of a patched relation (its index kept with it), less the tuples in keys ``minus``."""
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared), minus is not None)
         _, order, cols, _ = entry
         lo, hi = ranges if ranges is not None else self._index_ranges(entry, [frame.cols[v] for v in shared])
         counts = hi - lo
@@ -298,6 +317,9 @@ class _Evaluator:
         ri = np.arange(total)
         ri += np.repeat(lo - (np.cumsum(counts) - counts), counts)  # in place: one array fewer at the peak
         ri = order[ri]
+        if minus is not None and len(minus):
+            kept = ~member(minus, rel.keys[ri])
+            fi, ri, total = fi[kept], ri[kept], int(kept.sum())
         out = {v: c[fi] for v, c in carried.items()}
         for v in fresh:
             out[v] = cols[positions[v]][ri]
@@ -461,6 +483,8 @@ class _Evaluator:
             else:
                 found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
             return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
+        if self._patched(atom, rel):
+            return None, None
         entry = self._index(atom, rel, tuple(positions[v] for v in shared))
         lo, hi = self._index_ranges(entry, [frame.cols[v] for v in shared])
         return hi - lo, (lo, hi)

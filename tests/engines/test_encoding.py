@@ -75,3 +75,25 @@ def test_select_scans_the_bound_columns():
     assert rel.select((1, None, 2)) == [(1, "a", 2), (1, "b", 2)]
     assert rel.select((None, "a", None)) == [(1, "a", 2), (2, "a", 1)]
     assert rel.select(("zzz", None, None)) == []
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.sets(st.tuples(constants, constants), max_size=30), st.sets(st.integers(-1000, 1000), max_size=5))
+def test_a_relation_rekeyed_lazily_to_grown_dictionaries_keeps_its_tuples_and_indexes(rows, computed):
+    from nablog.engines.rekey import Rekeyed, rekeyed
+
+    d = ConstantDictionary.build(v for row in rows for v in row)
+    rel = EncodedRelation.from_rows(d, rows, 2)
+    # An index on the second column, as the python engine keeps it (sorted keys, order, columns, starts).
+    cols = rel.columns()
+    order = np.argsort(cols[1], kind="stable")
+    rel.indexes[((1,), (), ())] = (cols[1][order], order, cols, None)
+    missing = np.array(sorted(set(computed) - set(d.values)), dtype=np.int64)
+    e, remap = d.extended_ints(missing)
+    f, remap2 = e.extended_ints(np.array([10**6], dtype=np.int64))  # a second growth, composed
+    moved = rekeyed(rekeyed(rel, e, remap), f, remap2)
+    assert isinstance(moved, Rekeyed) and len(moved) == len(rows)
+    assert set(moved) == rows and set(f.decode_column(np.arange(len(f)))) == set(d.values) | set(computed) | {10**6}
+    keys, order, cols, _ = moved.indexes[((1,), (), ())]
+    assert (np.diff(keys) >= 0).all() and keys.tolist() == cols[1][order].tolist()
+    assert sorted(zip(*(f.decode_column(c) for c in cols)), key=repr) == sorted(rows, key=repr)
