@@ -7,7 +7,7 @@ kinds -1 and 2 stand for clingo's ``#inf``/``#sup`` (the value of ``#max``/``#mi
 set). Comparing (kind, num) pairs lexicographically is the order of constants. Arithmetic follows
 :mod:`nablog.lang.arith` (clingo: 32-bit, truncating division, no value for a division by zero
 or a string operand: such rows are dropped). A value bound to a variable is encoded to an id;
-an integer the dictionary lacks grows it (``_Evaluator.grow``: one monotone remap, no
+an integer the dictionary lacks grows it (``Evaluator.grow``: one monotone remap, no
 re-encoding), bounded by ``MAX_COMPUTED`` so that a program with an infinite model stops with a
 message instead of running forever.
 """
@@ -26,7 +26,7 @@ from .encoding import INT, fits_in_key, pack, row_view, sorted_unique
 from .frames import Frame
 
 if TYPE_CHECKING:
-    from .python import _Evaluator
+    from .evaluator import Evaluator
 
 INF, SUP = -1, 2
 MAX_COMPUTED = 1_000_000
@@ -37,7 +37,7 @@ _MASK = (1 << INT_BITS) - 1
 Values = tuple[np.ndarray, np.ndarray, np.ndarray]  # kind, num, valid
 
 
-def int_values(ev: "_Evaluator") -> np.ndarray:
+def int_values(ev: "Evaluator") -> np.ndarray:
     """The integer constants of the dictionary, in id order (they come first: ids 0..n-1)."""
     ints = ev.d.int_values()  # kept by the dictionary, which outlives one evaluation
     if ints is not None:
@@ -57,7 +57,7 @@ def wrap(x: np.ndarray) -> np.ndarray:
     return ((x - INT_MIN) & _MASK) + INT_MIN
 
 
-def evaluate(ev: "_Evaluator", frame: "Frame", term) -> Values:
+def evaluate(ev: "Evaluator", frame: "Frame", term) -> Values:
     """The values of a (non-interval) term on every row of the frame."""
     n = frame.n
     if isinstance(term, Var):
@@ -145,7 +145,7 @@ def is_assignment(cmp: Comparison, frame: "Frame") -> Var | None:
     return None
 
 
-def encode(ev: "_Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) -> tuple["Frame", np.ndarray]:
+def encode(ev: "Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) -> tuple["Frame", np.ndarray]:
     """Ids of the values (valid rows only), growing the dictionary by the integers it lacks;
     returns the frame brought over to the grown dictionary with the ids."""
     ints = int_values(ev)
@@ -165,7 +165,7 @@ def encode(ev: "_Evaluator", frame: "Frame", kind: np.ndarray, num: np.ndarray) 
     return frame, np.where(is_int, pos, num).astype(INT)
 
 
-def compare(ev: "_Evaluator", frame: "Frame", cmp: Comparison) -> "Frame":
+def compare(ev: "Evaluator", frame: "Frame", cmp: Comparison) -> "Frame":
     """A comparison over computed values: a filter, or an assignment ``V = term`` / ``V = a..b``."""
     target = is_assignment(cmp, frame)
     if target is None and (isinstance(cmp.left, Interval) or isinstance(cmp.right, Interval)):
@@ -206,7 +206,7 @@ def _with(frame: "Frame", var: Var, ids: np.ndarray) -> "Frame":
     return Frame(frame.n, {**frame.cols, var: ids})
 
 
-def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["Frame", tuple], Iterator["Frame"]]) -> "Frame":
+def aggregate(ev: "Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["Frame", tuple], Iterator["Frame"]]) -> "Frame":
     """Evaluate ``bound op #fn{...}`` on every row of the frame: the element conditions are run
     from the frame's distinct groups (the element variables it binds), the element tuples (as
     ids, computed terms encoded) made distinct per group, and the function applied to each
@@ -269,7 +269,7 @@ def aggregate(ev: "_Evaluator", frame: "Frame", agg: Aggregate, run: Callable[["
     return frame.keep(holds)
 
 
-def _forwarded(ev: "_Evaluator", rows: np.ndarray, generation: int, k: int) -> np.ndarray:
+def _forwarded(ev: "Evaluator", rows: np.ndarray, generation: int, k: int) -> np.ndarray:
     """Element rows of an earlier dictionary brought forward; the padding stays 0."""
     out = np.concatenate([ev.forward_ids(rows[:, :-1], generation), rows[:, -1:]], axis=1)
     width = rows.shape[1] - 1 - k
@@ -278,7 +278,7 @@ def _forwarded(ev: "_Evaluator", rows: np.ndarray, generation: int, k: int) -> n
     return out
 
 
-def _reduce(ev: "_Evaluator", function: str, row_keys: np.ndarray, first: np.ndarray, frame_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _reduce(ev: "Evaluator", function: str, row_keys: np.ndarray, first: np.ndarray, frame_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per frame row (its group key in ``frame_keys``): the aggregate's value as (kind, num), from
     the distinct element rows sorted by group, then terms (their group keys and first terms' ids)."""
     # Rows are sorted, so each group is one contiguous run.

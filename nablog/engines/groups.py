@@ -35,13 +35,13 @@ from .encoding import EncodedRelation
 from .plan import ComponentPlan
 
 if TYPE_CHECKING:
-    from .python import _Evaluator
+    from .evaluator import Evaluator
 
 _GROUPS = "__touched_groups"
 
 
 def maintain(
-    ev: _Evaluator,
+    ev: Evaluator,
     plan: ComponentPlan,
     gained: Mapping[str, EncodedRelation],
     lost: Mapping[str, EncodedRelation],

@@ -1,6 +1,6 @@
 """Moving relations to a grown dictionary: with their indexes, and lazily where they may never be read again.
 
-Arithmetic and aggregates add the integers they compute to the dictionary (``_Evaluator.grow``)
+Arithmetic and aggregates add the integers they compute to the dictionary (``Evaluator.grow``)
 and a change with a new constant extends it (``ConstantDictionary.extended``); ids preserve the
 order of constants, so every relation is re-keyed through an increasing id map. Re-keying the
 input of a group-by (50,000 rows) after its sums were computed cost a third of the query, and
@@ -17,7 +17,7 @@ from .encoding import INT, ConstantDictionary, EncodedRelation, PatchedRelation,
 
 def remapped(rel: EncodedRelation, d: ConstantDictionary, remap: np.ndarray) -> EncodedRelation:
     """``rel`` over the grown dictionary ``d`` (:meth:`EncodedRelation.remapped`) with its
-    indexes (``_Evaluator._index``: sorted keys, order, columns, starts) and its patch carried
+    indexes (``Evaluator._index``: sorted keys, order, columns, starts) and its patch carried
     over: the id map is increasing, so a sorted index stays sorted and only its ids are mapped."""
     if isinstance(rel, Rekeyed) and rel.source is not None:
         return remapped(rel.source, d, remap[rel.remap])

@@ -48,11 +48,11 @@ def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch,
     # Patching starts at 50,000 tuples and joins are chunked at 2 million rows; force both so
     # that those paths run on small data.
     import nablog.engines.algebra as algebra
-    import nablog.engines.python as python_engine
+    import nablog.engines.evaluator as evaluator
 
     monkeypatch.setattr(algebra, "PATCH_MIN", 0)
     monkeypatch.setattr(algebra, "PATCH_RATIO", 1)
-    monkeypatch.setattr(python_engine, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(evaluator, "CHUNK_ROWS", 2)
     test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)
 
 
@@ -64,11 +64,11 @@ def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, prog
     # one column read id_starts when the dictionary is small: force key sets (bitmap or Bloom
     # filter) from the first round, and binary searches for every join, on small data.
     import nablog.engines.keysets as keysets
-    import nablog.engines.python as python_engine
+    import nablog.engines.evaluator as evaluator
 
-    monkeypatch.setattr(python_engine, "HASH_ROUND", 1)
-    monkeypatch.setattr(python_engine, "HASH_MIN", 0)
-    monkeypatch.setattr(python_engine, "STARTS_MIN", -(10**9))
+    monkeypatch.setattr(evaluator, "HASH_ROUND", 1)
+    monkeypatch.setattr(evaluator, "HASH_MIN", 0)
+    monkeypatch.setattr(evaluator, "STARTS_MIN", -(10**9))
     monkeypatch.setattr(keysets, "BITMAP_BYTES", bitmap_bytes)
     test_python_agrees_with_clingo.hypothesis.inner_test(program, facts)
     test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)

@@ -1,0 +1,709 @@
+"""The python engine's column evaluator: joins, frames and semi-naive fixpoints over encoded relations.
+
+:class:`Evaluator` holds one evaluation's dictionary and relations and evaluates rule bodies as
+sequences of sort-based joins over integer-encoded columns; :mod:`nablog.engines.python` drives it
+(evaluation from facts, updates from a model). See that module for the method.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Set
+from typing import Callable, Iterable, Iterator, Mapping
+
+import numpy as np
+
+from ..lang import Atom, Comparison, Literal, NablogError, Rule, Var
+from ..lang.ast import Aggregate
+from . import compute
+from .algebra import difference, head_restricted, intersection, restricted, sorted_member, union_all, union_disjoint
+from .encoding import (
+    INT,
+    ConstantDictionary,
+    EncodedRelation,
+    PatchedRelation,
+    column,
+    fits_in_key,
+    id_starts,
+    key_base,
+    member,
+    pack,
+    row_view,
+)
+from .frames import Frame
+from .rekey import Rekeyed, rekeyed
+from .plan import ComponentPlan, body_order, condition_order
+from .runs import RoundCost, RunRelation, Stopwatches, key_runs
+
+_CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
+
+
+def _keys(columns: list[np.ndarray], size: int) -> np.ndarray:
+    """Comparable keys for rows of id columns: packed int64 where possible, else opaque bytes."""
+    if fits_in_key(size, len(columns)):
+        return pack(columns, size)
+    return row_view(np.stack(columns, axis=1))
+
+
+class Evaluator:
+    """Evaluates rules over a fixed dictionary; holds the current relations and their indexes."""
+
+    def __init__(self, dictionary: ConstantDictionary, arities: dict[str, int], extends: tuple[ConstantDictionary, np.ndarray] | None = None):
+        self.d = dictionary
+        self.size = len(dictionary)
+        self.arities = arities
+        self.rels: dict[str, EncodedRelation] = {}
+        self.progress: Callable[[int, int], None] | None = None
+        self.profile: Callable[[RoundCost], None] | None = None
+        self.clock = Stopwatches()
+        # (old dictionary, increasing map of its ids into d): relations over the old dictionary
+        # move to d without decoding (ConstantDictionary.extended).
+        self.extends = extends
+        # Relations whose ids were found while the dictionary was built (id -> (rows, ids)).
+        self.int_rows: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
+        # Arithmetic and aggregates add integers while rules run (see grow): the increasing id
+        # maps of each growth, and each dictionary's generation, to bring older ids forward.
+        self.generation = 0
+        self._remaps: list[np.ndarray] = []
+        self._dictionaries: list[ConstantDictionary] = [dictionary]
+        self.computed = 0
+        self.cache: dict = {}
+
+    # -- a dictionary that grows with computed values ---------------------------------------------
+
+    def grow(self, values: np.ndarray) -> None:
+        """Add integers computed by rules (sorted, none in the dictionary) to the dictionary: every
+        relation moves over by one increasing id map (ConstantDictionary.extended_ints), nothing
+        is decoded or sorted again."""
+        extended, remap = self.d.extended_ints(values) if len(values) else (self.d, None)
+        if extended is self.d:
+            return
+        self.computed += len(extended) - len(self.d)
+        if self.computed > compute.MAX_COMPUTED:
+            raise NablogError(
+                f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
+                hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
+            )
+        self.rels = {p: rekeyed(r, extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
+        if self.extends is not None:
+            self.extends = (self.extends[0], remap[self.extends[1]])
+        self.d, self.size = extended, len(extended)
+        self._remaps.append(remap)
+        self._dictionaries.append(extended)
+        self.generation += 1
+
+    def forward_ids(self, ids: np.ndarray, generation: int) -> np.ndarray:
+        """Ids from the dictionary of ``generation`` as ids of the current one."""
+        for remap in self._remaps[generation:]:
+            ids = remap[ids]
+        return ids
+
+    def forward_frame(self, frame: "Frame", generation: int) -> "Frame":
+        if generation == self.generation:
+            return frame
+        return Frame(frame.n, {v: self.forward_ids(c, generation) for v, c in frame.cols.items()})
+
+    def current(self, rel: EncodedRelation) -> EncodedRelation:
+        """A relation over the current dictionary (it may have been built over an earlier one)."""
+        if rel.dictionary is self.d:
+            return rel
+        for generation, d in enumerate(self._dictionaries):
+            if rel.dictionary is d:
+                return rekeyed(rel, self.d, self.forward_ids(np.arange(len(d), dtype=INT), generation))
+        return self.encode(rel, rel.arity)
+
+    def encode(self, rows: Set, arity: int) -> EncodedRelation:
+        """``rows`` as a relation over this evaluator's dictionary."""
+        if isinstance(rows, EncodedRelation) and rows.arity == arity:
+            if rows.dictionary is self.d:
+                return rows
+            if self.extends is not None and rows.dictionary is self.extends[0]:
+                return rekeyed(rows, self.d, self.extends[1], compose=False)
+        read = self.int_rows.pop(id(rows), None)
+        if read is not None and read[0] is rows and read[1].shape[1] == arity:
+            return EncodedRelation.from_columns(self.d, [read[1][:, i] for i in range(arity)], arity)
+        return EncodedRelation.from_rows(self.d, rows, arity)
+
+    def relation(self, pred: str) -> EncodedRelation:
+        rel = self.rels.get(pred)
+        if rel is None:
+            rel = self.rels[pred] = EncodedRelation.empty(self.d, self.arities.get(pred, 0))
+        return rel
+
+    # -- one atom against one relation ------------------------------------------------------------
+
+    def _selected(self, atom: Atom, rel: EncodedRelation) -> list[np.ndarray] | None:
+        """The relation's columns restricted to rows matching the atom's constants and repeated
+        variables; None when a constant is not in the dictionary (nothing can match)."""
+        cols = rel.columns()
+        mask = None
+        first: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var):
+                if term.name == "_":
+                    continue
+                if term in first:
+                    cond = cols[i] == cols[first[term]]
+                else:
+                    first[term] = i
+                    continue
+            else:
+                cid = self.d.id(term)
+                if cid is None:
+                    return None
+                cond = cols[i] == cid
+            mask = cond if mask is None else mask & cond
+        if mask is not None:
+            cols = [c[mask] for c in cols]
+        return cols
+
+    def _index(self, atom: Atom, rel: EncodedRelation, positions: tuple[int, ...], cache: bool = False):
+        """Sorted keys of the selected rows on ``positions``, with the sort order and the columns
+        (kept with the relation when it is a current one, or with ``cache``)."""
+        constants = tuple((i, t) for i, t in enumerate(atom.args) if not isinstance(t, Var))
+        repeats = tuple(_repeat_pattern(atom))
+        key = (positions, constants, repeats)
+        entry = rel.indexes.get(key)
+        if entry is not None:
+            return entry
+        cols = self._selected(atom, rel)
+        if cols is None:
+            cols = [np.zeros(0, INT)] * rel.arity
+        keys = _keys([cols[i] for i in positions], self.size)
+        if rel.packed and positions == tuple(range(len(positions))) and not constants and not repeats:
+            # Rows are sorted on their packed columns, so on any prefix of them: no sort needed.
+            order = np.arange(len(keys))
+        else:
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+        # Deltas are used once; caching their indexes would only keep them alive.
+        cached = cache or self.rels.get(atom.pred) is rel
+        starts = id_starts(keys, self.size) if cached and len(positions) == 1 and self._dense(len(keys)) else None
+        entry = (keys, order, cols, starts)
+        if cached:
+            rel.indexes[key] = entry
+        return entry
+
+    def _dense(self, rows: int) -> bool:
+        """Whether an array of :func:`id_starts` (one per constant) is worth building for a relation
+        of ``rows`` tuples that is read every round."""
+        return self.size <= STARTS_PER_ROW * rows + STARTS_MIN
+
+    def _starts(self, atom: Atom, rel: EncodedRelation) -> np.ndarray | None:
+        """:func:`id_starts` of the first column of a relation held as one sorted key array and read
+        every round (not a delta), for joins on that column alone; cached with the relation."""
+        if type(rel) not in (EncodedRelation, Rekeyed) or not rel.packed or rel.arity < 1 or self.rels.get(atom.pred) is not rel:
+            return None
+        starts = rel.indexes.get("starts")
+        if starts is None:
+            if not self._dense(len(rel)):
+                return None
+            starts = rel.indexes["starts"] = id_starts(rel.keys // key_base(self.size) ** (rel.arity - 1), self.size)
+        return starts
+
+    def _index_ranges(self, entry, probe_cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per probe row, the range of an index's sorted keys (:meth:`_index`) equal to it."""
+        sorted_keys, _, _, starts = entry
+        if starts is not None:
+            return starts[probe_cols[0]], starts[probe_cols[0] + 1]
+        probe = _keys(probe_cols, self.size)
+        return np.searchsorted(sorted_keys, probe, "left"), np.searchsorted(sorted_keys, probe, "right")
+
+    def join(
+        self, frame: Frame, atom: Atom, rel: EncodedRelation, ranges: tuple[np.ndarray, np.ndarray] | None = None, keep: set[Var] | None = None
+    ) -> Frame:
+        """Extend every binding with the matching tuples of ``rel`` (a natural join on shared variables).
+
+        ``ranges`` are the bounds of each binding's matches that :meth:`_join_counts` found
+        already (a relation stored as one sorted array), so the searches are not made twice.
+        With ``keep``, only those variables are carried into the result (the others are needed
+        by nothing after this join: copying them would be most of its work)."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        shared = [v for v in positions if v in frame.cols]
+        fresh = [v for v in positions if v not in frame.cols and (keep is None or v in keep)]
+        carried = frame.cols if keep is None else {v: c for v, c in frame.cols.items() if v in keep}
+        if not shared:
+            cols = self._selected(atom, rel)
+            if cols is None:
+                m = 0
+            else:
+                m = len(cols[0]) if rel.arity else len(rel)
+            if frame.n == 1 and not frame.cols and cols is not None:
+                return Frame(m, {v: cols[positions[v]] for v in fresh})
+            fi = np.repeat(np.arange(frame.n), m)
+            ri = np.tile(np.arange(m), frame.n)
+            out = {v: c[fi] for v, c in carried.items()}
+            for v in fresh:
+                out[v] = cols[positions[v]][ri]  # type: ignore[index]
+            return Frame(len(fi), out)
+        prefix = self._prefix(atom, rel, [positions[v] for v in shared])
+        if prefix is not None:
+            # The bound columns lead the packed keys: each probe is a range of the sorted keys,
+            # found by binary search, and only the matching rows are unpacked. No index needed.
+            probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
+            if isinstance(rel, PatchedRelation) and rel._keys is None:
+                fi, keys = self._prefix_matches(rel.base.keys, probe_cols, prefix, rel.arity)
+                keep = ~member(rel.minus, keys)
+                fi2, keys2 = self._prefix_matches(rel.plus, probe_cols, prefix, rel.arity)
+                fi, keys = np.concatenate([fi[keep], fi2]), np.concatenate([keys[keep], keys2])
+            else:
+                if ranges is None and prefix == 1:
+                    starts = self._starts(atom, rel)
+                    if starts is not None:
+                        ranges = starts[probe_cols[0]], starts[probe_cols[0] + 1]
+                parts = [self._prefix_matches(keys, probe_cols, prefix, rel.arity, ranges) for keys in key_runs(rel)]  # type: ignore[union-attr]
+                fi, keys = parts[0] if len(parts) == 1 else (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+            total = len(fi)
+            out = {v: c[fi] for v, c in carried.items()}
+            for v in fresh:
+                out[v] = column(keys, self.size, rel.arity, positions[v])
+            return Frame(total, out)
+        if self._patched(atom, rel):
+            # The index of the relation before the patch (kept with it across updates), less the
+            # removed tuples, and the few added ones joined on their own: nothing is sorted again.
+            base = self._index_join(frame, atom, rel.base, positions, shared, carried, fresh, None, rel.minus)  # type: ignore[attr-defined]
+            added = EncodedRelation(rel.dictionary, rel.arity, rel.plus, None)  # type: ignore[attr-defined]
+            plus = self._index_join(frame, atom, added, positions, shared, carried, fresh, None)
+            return Frame(base.n + plus.n, {v: np.concatenate([base.cols[v], plus.cols[v]]) for v in base.cols})
+        return self._index_join(frame, atom, rel, positions, shared, carried, fresh, ranges)
+
+    def _patched(self, atom: Atom, rel: EncodedRelation) -> bool:
+        """Whether ``rel`` is a patch of a relation not yet copied, joined on an index of its base
+        (an atom without constants or repeated variables: the index rows are the base's rows)."""
+        return isinstance(rel, PatchedRelation) and rel._keys is None and rel.base.packed and all(isinstance(t, Var) for t in atom.args) and not tuple(_repeat_pattern(atom))
+
+    def _index_join(self, frame: Frame, atom: Atom, rel: EncodedRelation, positions, shared, carried, fresh, ranges, minus=None) -> Frame:
+        """:meth:`join` through an index of ``rel`` on the shared variables' columns; for the base
+        of a patched relation (its index kept with it), less the tuples in keys ``minus``."""
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared), minus is not None)
+        _, order, cols, _ = entry
+        lo, hi = ranges if ranges is not None else self._index_ranges(entry, [frame.cols[v] for v in shared])
+        counts = hi - lo
+        total = int(counts.sum())
+        fi = np.repeat(np.arange(frame.n), counts)
+        ri = np.arange(total)
+        ri += np.repeat(lo - (np.cumsum(counts) - counts), counts)  # in place: one array fewer at the peak
+        ri = order[ri]
+        if minus is not None and len(minus):
+            kept = ~member(minus, rel.keys[ri])
+            fi, ri, total = fi[kept], ri[kept], int(kept.sum())
+        out = {v: c[fi] for v, c in carried.items()}
+        for v in fresh:
+            out[v] = cols[positions[v]][ri]
+        return Frame(total, out)
+
+    def antijoin(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> Frame:
+        """Keep the bindings for which no tuple of ``rel`` matches the atom (``not atom``)."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        if not positions:
+            cols = self._selected(atom, rel)
+            present = cols is not None and (len(cols[0]) > 0 if cols else len(rel) > 0)
+            return Frame(0, {v: c[:0] for v, c in frame.cols.items()}) if present else frame
+        prefix = self._prefix(atom, rel, list(positions.values()))
+        if prefix is not None:
+            probe_cols = [frame.cols[v] for v in sorted(positions, key=positions.get)]
+            if isinstance(rel, PatchedRelation) and rel._keys is None:
+                count = sum(
+                    sign * (hi - lo)
+                    for sign, keys in ((1, rel.base.keys), (-1, rel.minus), (1, rel.plus))
+                    for lo, hi in [self._prefix_ranges(keys, probe_cols, prefix, rel.arity)]
+                )
+                return frame.keep(count == 0)
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                return frame.keep(starts[probe_cols[0]] == starts[probe_cols[0] + 1])
+            count = sum(hi - lo for lo, hi in (self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in key_runs(rel)))  # type: ignore[union-attr]
+            return frame.keep(count == 0)
+        entry = self._index(atom, rel, tuple(positions.values()))
+        probe_cols = [frame.cols[v] for v in positions]
+        if entry[3] is not None:
+            lo, hi = self._index_ranges(entry, probe_cols)
+            return frame.keep(lo == hi)
+        return frame.keep(~sorted_member(entry[0], _keys(probe_cols, self.size)))
+
+    def _prefix(self, atom: Atom, rel: EncodedRelation, bound: list[int]) -> int | None:
+        """The number of leading columns bound, when the bound columns are exactly a prefix of a
+        packed relation's columns and the atom has no constants or repeated variables."""
+        if not rel.packed or not rel.arity or sorted(bound) != list(range(len(bound))):
+            return None
+        names = [t.name for t in atom.args if isinstance(t, Var) and t.name != "_"]
+        if len(names) != len(set(names)) or any(not isinstance(t, Var) for t in atom.args):
+            return None
+        return len(bound)
+
+    def _prefix_ranges(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int):
+        """Per probe row, the range of sorted packed ``keys`` whose first ``k`` columns equal it."""
+        scale = key_base(self.size) ** (arity - k)
+        probe = pack(columns, self.size)
+        return np.searchsorted(keys, probe * scale, "left"), np.searchsorted(keys, (probe + 1) * scale, "left")
+
+    def _prefix_matches(self, keys: np.ndarray, columns: list[np.ndarray], k: int, arity: int, ranges=None):
+        """For each match, the probe row it extends and the matched key."""
+        lo, hi = ranges if ranges is not None else self._prefix_ranges(keys, columns, k, arity)
+        counts = hi - lo
+        fi = np.repeat(np.arange(len(lo)), counts)
+        ri = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        return fi, keys[ri]
+
+    def compare(self, frame: Frame, cmp: Comparison) -> Frame:
+        if not (_plain(cmp.left) and _plain(cmp.right)) or compute.is_assignment(cmp, frame):
+            return compute.compare(self, frame, cmp)
+        return frame.keep(_CMP[cmp.op](self._operand(frame, cmp.left), self._operand(frame, cmp.right)))
+
+    def _operand(self, frame: Frame, term) -> np.ndarray:
+        if isinstance(term, Var):
+            return frame.cols[term]
+        return np.full(frame.n, self.d.ids[term], INT)
+
+    # -- rules --------------------------------------------------------------------------------------
+
+    def frames(
+        self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None, keep: set[Var] | None = None
+    ) -> Iterator[Frame]:
+        """The bindings of the body, in frames of at most about ``CHUNK_ROWS`` rows; with ``keep``,
+        only the variables that ``keep`` or the rest of the body needs are carried through joins.
+
+        ``source(i, atom)`` picks the relation of body literal i (joined when positive,
+        anti-joined when negated); by default the current relations. A join that would produce
+        more rows is run on slices of its input, one at a time, so that memory follows the chunk
+        size rather than the size of the whole intermediate result.
+        """
+        pick = source or (lambda i, atom: self.relation(atom.pred))
+        index_of = {id(b): i for i, b in enumerate(rule.body)}
+        order = body_order(rule, start)
+        live = _live_variables(order, keep) if keep is not None else None
+        yield from self.run(Frame(1, {}), order, lambda element: pick(index_of[id(element)], element.atom), live)
+
+    def run(self, frame: Frame, order: list, pick: Callable, live: list | None = None) -> Iterator[Frame]:
+        """Evaluate body elements in ``order`` from ``frame``; ``pick(literal)`` gives a literal's
+        relation; ``live[k]``, if given, the variables still needed after element k."""
+        stack = [(frame, 0, self.generation)]
+        while stack:
+            frame, k, generation = stack.pop()
+            frame = self.forward_frame(frame, generation)
+            while k < len(order) and frame.n:
+                element = order[k]
+                if isinstance(element, Comparison):
+                    frame = self.compare(frame, element)
+                elif isinstance(element, Aggregate):
+                    frame = compute.aggregate(self, frame, element, self._condition)
+                elif element.positive:
+                    rel = self.current(pick(element))
+                    pieces, ranges = self._split(frame, element.atom, rel)
+                    frame = pieces[0]
+                    stack.extend((piece, k, self.generation) for piece in reversed(pieces[1:]))
+                    frame = self.join(frame, element.atom, rel, ranges, None if live is None else live[k])
+                else:
+                    frame = self.antijoin(frame, element.atom, self.current(pick(element)))
+                k += 1
+            if frame.n:
+                yield frame
+
+    def _condition(self, frame: Frame, condition: tuple) -> Iterator[Frame]:
+        """The bindings of an aggregate element's condition, continuing from ``frame``."""
+        order = condition_order(condition, set(frame.cols))
+        return self.run(frame, order, lambda element: self.relation(element.atom.pred))
+
+    def body(self, rule: Rule, start: int | None = None, source: Callable[[int, Atom], EncodedRelation] | None = None) -> Frame:
+        """All bindings of the body as one frame (see :meth:`frames`)."""
+        parts = list(self.frames(rule, start, source))
+        if not parts:
+            return Frame(0, {})
+        if len(parts) == 1:
+            return parts[0]
+        return Frame(sum(p.n for p in parts), {v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols})
+
+    def _split(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[list[Frame], tuple[np.ndarray, np.ndarray] | None]:
+        """Slices of ``frame`` whose joins with ``rel`` each give at most about CHUNK_ROWS rows, and
+        when there is one slice the bounds of its matches, if they were found (see :meth:`join`)."""
+        if frame.n < 2:
+            return [frame], None
+        counts, ranges = self._join_counts(frame, atom, rel)
+        if counts is None or int(counts.sum()) <= CHUNK_ROWS:
+            return [frame], ranges
+        ends = np.searchsorted(np.cumsum(counts), np.arange(CHUNK_ROWS, int(counts.sum()), CHUNK_ROWS), "right")
+        bounds = [0, *sorted(set(int(e) for e in ends if 0 < e < frame.n)), frame.n]
+        return [frame.take(np.arange(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a], None
+
+    def _join_counts(self, frame: Frame, atom: Atom, rel: EncodedRelation) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+        """How many tuples of ``rel`` each binding of ``frame`` joins with (None: not cheaply known),
+        and the bounds of the matches when ``rel`` is searched as one sorted array."""
+        positions: dict[Var, int] = {}
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Var) and term.name != "_" and term not in positions:
+                positions[term] = i
+        shared = [v for v in positions if v in frame.cols]
+        if not shared:
+            return np.full(frame.n, len(rel), dtype=INT), None
+        prefix = self._prefix(atom, rel, [positions[v] for v in shared])
+        if prefix is not None:
+            runs = key_runs(rel)
+            if runs is None:
+                return None, None
+            probe_cols = [frame.cols[v] for v in sorted(shared, key=positions.get)]
+            starts = self._starts(atom, rel) if prefix == 1 else None
+            if starts is not None:
+                found = [(starts[probe_cols[0]], starts[probe_cols[0] + 1])]
+            else:
+                found = [self._prefix_ranges(keys, probe_cols, prefix, rel.arity) for keys in runs]
+            return sum(hi - lo for lo, hi in found), found[0] if len(found) == 1 else None
+        if self._patched(atom, rel):
+            return None, None
+        entry = self._index(atom, rel, tuple(positions[v] for v in shared))
+        lo, hi = self._index_ranges(entry, [frame.cols[v] for v in shared])
+        return hi - lo, (lo, hi)
+
+    def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
+        return [
+            frame.cols[t] if isinstance(t, Var) else np.full(frame.n, self.d.ids[t], INT)  # type: ignore[index]
+            for t in atom.args
+        ]
+
+    def derive(
+        self, rules: Iterable[tuple[Rule, int | None, Callable | None]], known: Iterable[str] = ()
+    ) -> dict[str, EncodedRelation]:
+        """Evaluate rule instances and collect their heads per predicate (deduplicated).
+
+        Heads of a predicate in ``known`` that its current relation already holds are dropped
+        in batches of about :data:`DEDUP_KEYS` distinct tuples, so semi-naive rounds keep only
+        what is new (small) in memory, and a tuple derived many times in a round (30 times on
+        average on email-Eu-core) is looked up in the relation once per batch, not once per frame.
+        """
+        known = set(known)
+        parts: dict[str, list[EncodedRelation]] = {}
+        batch: dict[str, list[EncodedRelation]] = {}
+        clock = self.clock
+        lap = time.perf_counter()
+        for rule, start, source in rules:
+            for frame in self.frames(rule, start, source, keep={v for atom in rule.head for v in atom.args if isinstance(v, Var)}):
+                lap = clock.add("join", lap)
+                for atom in rule.head:
+                    pred, arity = atom.pred, self.arities[atom.pred]
+                    rel = EncodedRelation.from_columns(self.d, self.head_columns(atom, frame), arity, frame.n)
+                    if pred not in known:
+                        parts.setdefault(pred, []).append(rel)
+                        continue
+                    batch.setdefault(pred, []).append(rel)
+                    if sum(len(r) for r in batch[pred]) >= DEDUP_KEYS:
+                        parts.setdefault(pred, []).append(difference(union_all(self.d, arity, [self.current(r) for r in batch.pop(pred)]), self.relation(pred)))
+                lap = clock.add("dedup", lap)
+        lap = clock.add("join", lap)
+        for pred, rels in batch.items():
+            rels = [self.current(r) for r in rels]
+            parts.setdefault(pred, []).append(difference(union_all(self.d, self.arities[pred], rels), self.relation(pred)))
+        derived = {pred: union_all(self.d, self.arities[pred], [self.current(r) for r in rels]) for pred, rels in parts.items()}
+        clock.add("dedup", lap)
+        return derived
+
+    # -- components ---------------------------------------------------------------------------------
+
+    def run_component(self, plan: ComponentPlan, seed: dict[str, EncodedRelation] | None = None) -> None:
+        """Evaluate one component to its fixpoint.
+
+        Without ``seed`` the component starts empty. With ``seed`` (predicate -> tuples new in
+        some relation the component reads, keyed by that relation), the component's current
+        relations are kept and evaluation continues semi-naively from those new tuples only.
+        """
+        members = plan.predicates
+        if seed is None:
+            for pred in members:
+                self.rels[pred] = EncodedRelation.empty(self.d, self.arities[pred])
+            derived = self.derive((rule, None, None) for rule in plan.exit_rules)
+            delta = {}
+            for pred in members:
+                if pred in derived:
+                    self.rels[pred] = derived[pred]
+                    delta[pred] = derived[pred]
+        else:
+            # Every rule reading a changed relation is evaluated with that literal as the delta.
+            instances = []
+            for rule in plan.exit_rules + tuple(r for r, _ in plan.recursive_rules):
+                for i, b in enumerate(rule.body):
+                    if isinstance(b, Literal) and b.positive and b.atom.pred in seed:
+                        instances.append((rule, i, self._delta_source(i, seed[b.atom.pred])))
+            delta = self._absorb(self.derive(instances, known=members), members)
+        self._semi_naive(plan, delta, track=False)
+
+    def maintain(
+        self,
+        plan: ComponentPlan,
+        gained: Mapping[str, EncodedRelation],
+        lost: Mapping[str, EncodedRelation],
+        old: Mapping[str, EncodedRelation],
+    ) -> tuple[dict[str, EncodedRelation], dict[str, EncodedRelation]]:
+        """Bring one component up to date after its inputs gained and lost tuples (DRed);
+        return the tuples each member gained and lost.
+
+        ``old`` holds the previous relation of every changed input. A negated literal whose
+        relation gained tuples loses support (it is treated like a deletion), and one whose
+        relation lost tuples gains support. (1) Over-delete every tuple with a derivation that
+        used a lost literal, evaluated over the old state; (2) remove them; (3) rederive those
+        that still have a derivation in the new state; (4) add what the gained literals derive,
+        and continue semi-naively within the component.
+        """
+        members = set(plan.predicates)
+        rules = rules_of(plan)
+        before = {p: self.relation(p) for p in members}
+
+        def old_state(i: int, atom: Atom) -> EncodedRelation:
+            if atom.pred in old:
+                return old[atom.pred]
+            return before[atom.pred] if atom.pred in before else self.relation(atom.pred)
+
+        def deltas(changes_pos, changes_neg, state):
+            """Rule instances with one literal restricted to a change: positive literals to the
+            tuples in ``changes_pos``, negated ones (read as positive) to ``changes_neg``."""
+            out = []
+            for rule in rules:
+                for i, b in enumerate(rule.body):
+                    if not isinstance(b, Literal):
+                        continue
+                    delta = (changes_pos if b.positive else changes_neg).get(b.atom.pred)
+                    if delta is None or not len(delta):
+                        continue
+                    out.append(restricted(rule, i, delta, state))
+            return out
+
+        # (1) over-delete, over the old state
+        removed = {p: EncodedRelation.empty(self.d, self.arities[p]) for p in members}
+        frontier = {p: intersection(r, before[p]) for p, r in self.derive(deltas(lost, gained, old_state)).items() if p in members}
+        while any(len(r) for r in frontier.values()):
+            for p, r in frontier.items():
+                removed[p] = union_disjoint(removed[p], r)
+            derived = self.derive(deltas(frontier, {}, old_state))
+            frontier = {
+                p: difference(intersection(r, before[p]), removed[p]) for p, r in derived.items() if p in members
+            }
+        # (2) remove
+        for p in members:
+            if len(removed[p]):
+                self.rels[p] = difference(before[p], removed[p])
+        # (3) rederive what still has a derivation, and (4) derive from what was gained
+        current = lambda i, atom: self.relation(atom.pred)  # noqa: E731
+        instances = deltas(gained, lost, current)
+        for rule in rules:
+            for head in rule.head:
+                if len(removed.get(head.pred, ())):
+                    instances.append(head_restricted(rule, head, removed[head.pred], current))
+        added = self._semi_naive(plan, self._absorb(self.derive(instances, known=members), members))
+        gained, lost = {}, {}
+        for p in members:
+            plus, minus = added.get(p), removed[p]
+            if plus is not None and len(plus):
+                gained[p] = difference(plus, minus)
+                minus = difference(minus, plus)
+            lost[p] = minus
+        return gained, lost
+
+    def _semi_naive(self, plan: ComponentPlan, delta: dict[str, EncodedRelation], track: bool = True) -> dict[str, EncodedRelation]:
+        """Run the recursive rules from ``delta`` to the fixpoint; return every tuple added (with
+        ``track``; otherwise nothing, and no round pays for collecting them)."""
+        added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
+        rounds = 0
+        self.clock.take()
+        joined = _joined_whole(plan)
+        grown = {p: len(d) for p, d in delta.items()}
+        while plan.recursive_rules and any(len(d) for d in delta.values()):
+            rounds += 1
+            if self.progress:
+                self.progress(rounds, sum(len(d) for d in delta.values()))
+            if rounds == HASH_ROUND:
+                # A deep fixpoint: deduplicate by a key set instead of searching the runs, when
+                # this fixpoint derived most of the relation (not a small update of a large one).
+                for p in plan.predicates:
+                    rel = self.relation(p)
+                    if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
+                        self.rels[p] = RunRelation.keyed(rel)
+            instances = []
+            for rule, positions in plan.recursive_rules:
+                for i in positions:
+                    d = delta.get(rule.body[i].atom.pred)  # type: ignore[union-attr]
+                    if d is not None and len(d):
+                        instances.append((rule, i, self._delta_source(i, d)))
+            delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates, joined)
+            if self.profile:
+                runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
+                self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
+            for p, d in delta.items():
+                grown[p] = grown.get(p, 0) + len(d)
+                if track and len(d):
+                    added.setdefault(p, []).append(d)
+        for p in plan.predicates:
+            rel = self.relation(p)
+            if isinstance(rel, RunRelation) and rel.seen is not None:
+                # The key set is let go; runs left unmerged behind an exact one are merged once.
+                if rel.seen.exact:
+                    self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
+                rel.seen = None
+        return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
+
+    def _delta_source(self, position: int, delta: EncodedRelation):
+        return lambda i, atom: delta if i == position else self.relation(atom.pred)
+
+    def _absorb(self, derived: dict[str, EncodedRelation], members: Iterable[str], joined: Set[str] = frozenset()) -> dict[str, EncodedRelation]:
+        """Add tuples derived with ``known=members`` (so none is in its relation yet) to the
+        relations; return them per predicate. A packed relation grows by sorted runs
+        (:class:`~nablog.engines.runs.RunRelation`), so a round does not copy all of it; runs of
+        a relation deduplicated by a key set are merged only if rules join it (``joined``)."""
+        delta = {}
+        start = time.perf_counter()
+        for pred in members:
+            if pred not in derived:
+                continue
+            old, new = self.relation(pred), derived[pred]
+            if len(new):
+                grows = old.packed and old.arity and key_runs(old) is not None
+                self.rels[pred] = RunRelation.grown(old, new.keys, merge=pred in joined) if grows else union_disjoint(old, new)
+            delta[pred] = new
+        self.clock.add("merge", start)
+        return delta
+
+
+def _joined_whole(plan: ComponentPlan) -> set[str]:
+    """Members some semi-naive rule instance reads whole (a rule with several recursive literals
+    joins the delta of one with the others): their runs must stay few."""
+    return {rule.body[i].atom.pred for rule, positions in plan.recursive_rules if len(positions) > 1 for i in positions}  # type: ignore[union-attr]
+
+
+def _plain(term) -> bool:
+    return isinstance(term, (Var, int, str))
+
+
+def _live_variables(order: list, keep: set[Var]) -> list[set[Var]]:
+    """Per position of a body order, the variables needed after it: by later elements or ``keep``."""
+    live = [set(keep)]
+    for element in reversed(order[1:]):
+        live.append(live[-1] | set(element.variables()))
+    return live[::-1]
+
+
+def _repeat_pattern(atom: Atom):
+    seen: dict[Var, int] = {}
+    for i, t in enumerate(atom.args):
+        if isinstance(t, Var) and t.name != "_":
+            if t in seen:
+                yield (seen[t], i)
+            else:
+                seen[t] = i
+
+
+HASH_ROUND, HASH_MIN = 4, 65_536  # from this round, relations this large are deduplicated by a key set (smaller ones are searched in cache)
+STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
+DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
+CHUNK_ROWS = 200_000  # rows of an intermediate join result evaluated at once (500,000 took 17% more memory on email-Eu-core, no less time)
+
+def rules_of(plan: ComponentPlan) -> tuple[Rule, ...]:
+    return plan.exit_rules + tuple(r for r, _ in plan.recursive_rules)
