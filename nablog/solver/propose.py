@@ -25,7 +25,7 @@ from ..engines import PythonEngine
 from ..engines.encoding import EncodedRelation
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, constant_sort_key
+from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, constant_sort_key, parse_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, family_condition, find_families
@@ -635,6 +635,10 @@ def _user_atom(atom: Atom) -> Atom:
 def _protections(rules: Program, protect: Iterable[str | Atom], split: set[str]) -> list:
     out: list = []
     for p in list(rules.protected) + list(protect):
+        if isinstance(p, str) and "(" in p:
+            # "r(d3)" names a fact, as on the command line (it was taken for a relation named
+            # "r(d3)", which protected nothing).
+            p = parse_atom(p, "protect")
         if isinstance(p, str):
             out.append(SPLIT_PREFIX + p if p in split else p)
         else:

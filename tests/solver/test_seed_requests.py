@@ -132,6 +132,15 @@ def test_protected_relation_excludes_realizations_and_is_named_when_none_remain(
     )
 
 
+def test_a_protected_fact_may_be_given_as_text():
+    # Found by review: "group_chair(infor2, gerhard)" was taken for a relation of that name,
+    # which protected nothing.
+    db = Database.from_text(CHAIRS)
+    by_text = db.propose("+staff_chair(aravindan, gerhard).", protect=["staff_group", "group_chair(infor2, gerhard)"])
+    by_atom = db.propose("+staff_chair(aravindan, gerhard).", protect=["staff_group", Atom("group_chair", ("infor2", "gerhard"))])
+    assert (by_text.status, list(by_text), by_text.reasons) == (by_atom.status, [], by_atom.reasons)
+
+
 def test_protect_directive_in_the_program():
     db = Database.from_text(CHAIRS + "#protect group_chair/2.")
     assert lines(db.propose("+staff_chair(aravindan, gerhard).")) == [["+staff_group(aravindan, infor2)"]]
