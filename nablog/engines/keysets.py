@@ -21,6 +21,8 @@ more than the searches it saved.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 INT = np.int64
@@ -31,7 +33,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the high bits of k
 _ONE, _LOW, _SIX = np.uint64(1), np.uint64(63), np.uint64(6)
 
 
-class KeySet:
+class KeySet(ABC):
     """Membership of non-negative int64 keys; :meth:`add` inserts and says which were new. An
     ``exact`` set answers membership; an inexact one only rules keys out (the others must be
     searched)."""
@@ -51,12 +53,13 @@ class KeySet:
         """Whether adding ``more`` keys calls for a larger set (built again from the keys)."""
         return False
 
+    @abstractmethod
     def contains(self, keys: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Per key: False where it is surely absent (a bitmap is exact; a filter may say True)."""
 
+    @abstractmethod
     def add(self, keys: np.ndarray) -> None:
         """Insert sorted distinct ``keys``, none of them in the set yet."""
-        raise NotImplementedError
 
     def __len__(self) -> int:
         return self.size
