@@ -644,10 +644,7 @@ class Evaluator:
         for p in plan.predicates:
             rel = self.relation(p)
             if isinstance(rel, RunRelation) and rel.seen is not None:
-                # The key set is let go; runs left unmerged behind an exact one are merged once.
-                if rel.seen.exact:
-                    self.rels[p] = EncodedRelation(self.d, rel.arity, rel.keys, None)
-                rel.seen = None
+                rel.settled()
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
 
     def _delta_source(self, position: int, delta: EncodedRelation):

@@ -39,14 +39,21 @@ from .encoding import INT, EncodedRelation, PatchedRelation, key_base, member, m
 from .keysets import KeySet
 
 GROWTH = 2
-"""Each run holds at least this many times the tuples of the next (measured on the deep closures
-of bench/materialize.py: 2 and 4 within noise; 8 and more probe too many runs per round)."""
-FILTERED_GROWTH = 8
-"""The same for a relation whose membership a Bloom filter answers first (see keysets.Filter)."""
+"""Each run holds at least this many times the tuples of the next, when membership searches the
+runs (measured on the deep closures of bench/materialize.py: 2 and 4 within noise; 8 and more
+probe too many runs per round)."""
+MAX_RUNS = 16
+"""Runs kept behind a Bloom filter before the smaller half of them is merged into one (see
+:meth:`RunRelation.grown`), and left to the readers of a relation whose fixpoint ended (see
+:meth:`RunRelation.settled`)."""
+SORT_MERGE_RUNS = 4
+"""Merging more runs than this is one plain sort of them all (numpy's vectorized quicksort, about
+8 ns a key whatever the number of runs), not timsort's merge of the runs it finds (faster for two
+runs, 6 times slower for 136: bench/kernels.py)."""
 
 
 class RunRelation(EncodedRelation):
-    """A packed relation stored as sorted runs of disjoint keys, largest first (see the module)."""
+    """A packed relation stored as sorted runs of disjoint keys (see the module)."""
 
     __slots__ = ("runs", "seen")
 
@@ -72,13 +79,16 @@ class RunRelation(EncodedRelation):
                     seen.add(run)
             else:
                 seen.add(new)
-        if merge or seen is None or not seen.exact:
-            # Behind a filter only its few false positives (and true repeats) search the runs:
-            # more of them, merged less often, cost less than the merges.
-            growth = GROWTH if merge or seen is None else FILTERED_GROWTH
-            while len(runs) > 1 and len(runs[-2]) < growth * len(runs[-1]):
+        if merge or seen is None:
+            while len(runs) > 1 and len(runs[-2]) < GROWTH * len(runs[-1]):
                 last = runs.pop()
                 runs[-1] = merge_sorted(runs[-1], last)
+        elif not seen.exact and len(runs) > MAX_RUNS:
+            # Behind a filter only its few false positives (and true repeats) search the runs, so
+            # runs may be many: merging the smaller half when they pass MAX_RUNS copies each
+            # tuple about log_8(rounds) times, where a binary counter copies it log_2(rounds) times
+            # (the merges were 40% of the closure of a sparse graph of 10^5 edges, 136 rounds).
+            runs = compacted(runs, len(runs) // 2 + 1)
         return cls(rel, runs, seen)
 
     @classmethod
@@ -94,6 +104,16 @@ class RunRelation(EncodedRelation):
         for run in runs:
             seen.add(run)
         return cls(rel, list(runs), seen)
+
+    def settled(self) -> "RunRelation":
+        """This relation at the end of its fixpoint: the key set is let go, and the runs stay for
+        the readers that take runs (membership, the size, joins on leading columns) unless they
+        are more than :data:`MAX_RUNS` (merged into one); anything else merges them on first use.
+        A benchmark that only counts the tuples never pays that merge: see bench/README.md."""
+        self.seen = None
+        if len(self.runs) > MAX_RUNS:
+            self.runs = [_merged(self.runs)]
+        return self
 
     @property
     def packed(self) -> bool:
@@ -132,13 +152,22 @@ class RunRelation(EncodedRelation):
 
 
 def _merged(runs: list[np.ndarray]) -> np.ndarray:
-    """The sorted union of disjoint sorted runs: one stable sort of them all (timsort merges the
-    runs it finds), not one merge per run."""
+    """The sorted union of disjoint sorted runs: one sort of them all, not one merge per run."""
     if len(runs) < 2:
         return runs[0] if runs else np.zeros(0, INT)
     merged = np.concatenate(runs)
-    merged.sort(kind="stable")
+    merged.sort(kind="stable" if len(runs) <= SORT_MERGE_RUNS else None)  # see SORT_MERGE_RUNS
     return merged
+
+
+def compacted(runs: list[np.ndarray], count: int) -> list[np.ndarray]:
+    """``runs`` with the ``count`` smallest merged into one (runs are disjoint: any may merge).
+
+    >>> [r.tolist() for r in compacted([np.array([1, 5, 9]), np.array([2]), np.array([0, 7])], 2)]
+    [[1, 5, 9], [0, 2, 7]]
+    """
+    smallest = set(sorted(range(len(runs)), key=lambda i: len(runs[i]))[:count])
+    return [run for i, run in enumerate(runs) if i not in smallest] + [_merged([runs[i] for i in sorted(smallest)])]
 
 
 def key_runs(rel: EncodedRelation) -> list[np.ndarray] | None:

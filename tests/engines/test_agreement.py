@@ -70,5 +70,6 @@ def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, prog
     monkeypatch.setattr(evaluator, "HASH_MIN", 0)
     monkeypatch.setattr(evaluator, "STARTS_MIN", -(10**9))
     monkeypatch.setattr(keysets, "BITMAP_BYTES", bitmap_bytes)
+    monkeypatch.setattr(keysets, "BITMAP_BITS_PER_KEY", 16 if bitmap_bytes else 0)
     test_python_agrees_with_clingo.hypothesis.inner_test(program, facts)
     test_update_from_a_model_equals_evaluation_from_scratch.hypothesis.inner_test(program, facts, insert, delete)

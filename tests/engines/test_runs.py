@@ -70,6 +70,7 @@ def test_a_relation_deduplicated_by_a_key_set_answers_membership_exactly(bitmap_
     # A bitmap (small key space) or a Bloom filter (forced, and rebuilt larger as it fills: it
     # starts with room for 2,048 keys) must never lose a key, and the runs stay the union.
     old, keysets.BITMAP_BYTES = keysets.BITMAP_BYTES, bitmap_bytes
+    per_key, keysets.BITMAP_BITS_PER_KEY = keysets.BITMAP_BITS_PER_KEY, 16 if bitmap_bytes else 0
     try:
         rng = np.random.default_rng(seed)
         space = 2000
@@ -89,4 +90,4 @@ def test_a_relation_deduplicated_by_a_key_set_answers_membership_exactly(bitmap_
         assert rel.contains_keys(probe).tolist() == [True] * taken + [False] * (len(probe) - taken)
         assert rel.keys.tolist() == sorted(held.tolist())
     finally:
-        keysets.BITMAP_BYTES = old
+        keysets.BITMAP_BYTES, keysets.BITMAP_BITS_PER_KEY = old, per_key
