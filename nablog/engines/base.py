@@ -50,7 +50,7 @@ def prepare(program: Program, facts: Mapping[str, Iterable[tuple]]) -> Prepared:
         known = getattr(rows, "arity", None)  # columnar relations know their arity
         if known is not None:
             expected = arities.setdefault(pred, known)
-            if len(rows) and known != expected:
+            if known != expected and len(rows):  # (in this order: sizing given columns costs a set)
                 raise AnalysisError(
                     f"relation {pred} has {known} columns but {pred} has arity {expected}",
                     hint="every row of a relation has one value per argument",

@@ -38,6 +38,7 @@ from ..lang.ast import body_atoms
 from . import compute, groups
 from .algebra import difference, intersection, restricted, union_disjoint
 from .base import Model, Prepared, prepare
+from .columns import Columns
 from .encoding import ConstantDictionary, EncodedRelation, int_rows
 from .evaluator import Evaluator, rules_of
 from .plan import ComponentPlan, component_plans
@@ -204,7 +205,13 @@ class PythonEngine:
         arrays: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
         for rows in relations:
             if not isinstance(rows, EncodedRelation):
-                array = int_rows(rows) if isinstance(rows, (set, frozenset)) and not existing else None
+                if existing:
+                    array = None
+                elif isinstance(rows, Columns):
+                    ints = rows.int_columns()  # numbered in bulk, no tuple made (columns.py)
+                    array = np.stack(ints, axis=1) if ints is not None else None
+                else:
+                    array = int_rows(rows) if isinstance(rows, (set, frozenset)) else None
                 if array is None:
                     constants.update(itertools.chain.from_iterable(rows))
                 else:
