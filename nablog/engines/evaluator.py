@@ -29,6 +29,7 @@ from .encoding import (
     member,
     pack,
     row_view,
+    sorted_unique,
 )
 from .frames import Frame
 from .rekey import Rekeyed, rekeyed
@@ -481,24 +482,45 @@ class Evaluator:
         in batches of about :data:`DEDUP_KEYS` distinct tuples, so semi-naive rounds keep only
         what is new (small) in memory, and a tuple derived many times in a round (30 times on
         average on email-Eu-core) is looked up in the relation once per batch, not once per frame.
+        A relation with a key set (a deep fixpoint: :meth:`RunRelation.keyed`) first drops, by
+        one gather a key before any sort, the heads the set rules out or (exact) holds: on
+        email-Eu-core that leaves one derivation in 30 to sort, not every one twice.
         """
         known = set(known)
         parts: dict[str, list[EncodedRelation]] = {}
         batch: dict[str, list[EncodedRelation]] = {}
         clock = self.clock
+
+        def collect(pred: str, rel: EncodedRelation) -> None:
+            kept = parts.setdefault(pred, [])
+            kept.append(rel)
+            if pred in known and len(kept) > 1 and sum(len(r) for r in kept) >= DEDUP_KEYS:
+                # New tuples derived in many frames: their repeats are dropped as they pile up.
+                parts[pred] = [union_all(self.d, rel.arity, [self.current(r) for r in kept])]
+
         lap = time.perf_counter()
         for rule, start, source in rules:
             for frame in self.frames(rule, start, source, keep={v for atom in rule.head for v in atom.args if isinstance(v, Var)}):
                 lap = clock.add("join", lap)
                 for atom in rule.head:
                     pred, arity = atom.pred, self.arities[atom.pred]
-                    rel = EncodedRelation.from_columns(self.d, self.head_columns(atom, frame), arity, frame.n)
+                    columns = self.head_columns(atom, frame)
+                    seen = getattr(self.relation(pred), "seen", None) if pred in known else None
+                    if seen is not None:
+                        keys = pack(columns, self.size)
+                        maybe = seen.contains(keys)
+                        collect(pred, EncodedRelation(self.d, arity, sorted_unique(keys[~maybe], owned=True), None))
+                        if seen.exact or not maybe.any():
+                            continue
+                        rel = EncodedRelation(self.d, arity, sorted_unique(keys[maybe], owned=True), None)
+                    else:
+                        rel = EncodedRelation.from_columns(self.d, columns, arity, frame.n)
                     if pred not in known:
-                        parts.setdefault(pred, []).append(rel)
+                        collect(pred, rel)
                         continue
                     batch.setdefault(pred, []).append(rel)
                     if sum(len(r) for r in batch[pred]) >= DEDUP_KEYS:
-                        parts.setdefault(pred, []).append(difference(union_all(self.d, arity, [self.current(r) for r in batch.pop(pred)]), self.relation(pred)))
+                        collect(pred, difference(union_all(self.d, arity, [self.current(r) for r in batch.pop(pred)]), self.relation(pred)))
                 lap = clock.add("dedup", lap)
         lap = clock.add("join", lap)
         for pred, rels in batch.items():
@@ -620,13 +642,16 @@ class Evaluator:
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
-            if rounds == HASH_ROUND:
-                # A deep fixpoint: deduplicate by a key set instead of searching the runs, when
-                # this fixpoint derived most of the relation (not a small update of a large one).
+            if rounds <= HASH_ROUND:
+                # Deduplicate by a key set instead of searching the runs, when this fixpoint
+                # derived most of the relation (not a small update of a large one): an exact
+                # bitmap as soon as the relation is large (a gather a key; email-Eu-core derives
+                # most of its 24 M derivations in rounds 2 and 3), a Bloom filter only in a deep
+                # fixpoint (it costs more to fill than a few rounds' searches).
                 for p in plan.predicates:
                     rel = self.relation(p)
                     if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
-                        self.rels[p] = RunRelation.keyed(rel)
+                        self.rels[p] = RunRelation.keyed(rel, exact_only=rounds < HASH_ROUND)
             instances = []
             for rule, positions in plan.recursive_rules:
                 for i in positions:

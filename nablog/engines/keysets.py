@@ -50,9 +50,14 @@ class KeySet(ABC):
     @staticmethod
     def new(space: int, expected: int = 0) -> "KeySet":
         """An empty set for keys below ``space``, with room for about ``expected`` keys."""
-        out = Bitmap(space) if space <= max(8 * BITMAP_BYTES, BITMAP_BITS_PER_KEY * expected) else Filter(expected)
+        out = Bitmap(space) if KeySet.exact_for(space, expected) else Filter(expected)
         out.space = space
         return out
+
+    @staticmethod
+    def exact_for(space: int, expected: int = 0) -> bool:
+        """Whether :meth:`new` makes an exact set (a bitmap) for these keys."""
+        return space <= max(8 * BITMAP_BYTES, BITMAP_BITS_PER_KEY * expected)
 
     def full(self, more: int) -> bool:
         """Whether adding ``more`` keys calls for a larger set (built again from the keys)."""

@@ -92,15 +92,17 @@ class RunRelation(EncodedRelation):
         return cls(rel, runs, seen)
 
     @classmethod
-    def keyed(cls, rel: EncodedRelation) -> "RunRelation":
+    def keyed(cls, rel: EncodedRelation, exact_only: bool = False) -> "RunRelation":
         """``rel`` (packed, of positive arity) with a :class:`~nablog.engines.keysets.KeySet` of its
-        keys, for a fixpoint that deduplicates many rounds against it."""
+        keys, for a fixpoint that deduplicates many rounds against it; with ``exact_only``, only
+        if the set is an exact bitmap (``rel`` is returned as it is otherwise)."""
         if isinstance(rel, RunRelation) and rel.seen is not None:
             return rel
         runs = key_runs(rel)
-        if runs is None:
+        space = key_base(len(rel.dictionary)) ** rel.arity
+        if runs is None or (exact_only and not KeySet.exact_for(space, 2 * len(rel))):
             return rel  # type: ignore[return-value]
-        seen = KeySet.new(key_base(len(rel.dictionary)) ** rel.arity, 2 * len(rel))
+        seen = KeySet.new(space, 2 * len(rel))
         for run in runs:
             seen.add(run)
         return cls(rel, list(runs), seen)
