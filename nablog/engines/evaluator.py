@@ -482,22 +482,16 @@ class Evaluator:
         in batches of about :data:`DEDUP_KEYS` distinct tuples, so semi-naive rounds keep only
         what is new (small) in memory, and a tuple derived many times in a round (30 times on
         average on email-Eu-core) is looked up in the relation once per batch, not once per frame.
-        A relation with a key set (a deep fixpoint: :meth:`RunRelation.keyed`) first drops, by
-        one gather a key before any sort, the heads the set rules out or (exact) holds: on
-        email-Eu-core that leaves one derivation in 30 to sort, not every one twice.
+        A relation with an exact key set (:meth:`RunRelation.keyed`) drops the heads it holds
+        first, one gather a key before any sort: on email-Eu-core that leaves one derivation in
+        30 to sort, not every one twice. (Behind a Bloom filter, which lets some through, that
+        measured slower than deduplicating each frame first: deep recursions repeat little.)
         """
         known = set(known)
         parts: dict[str, list[EncodedRelation]] = {}
         batch: dict[str, list[EncodedRelation]] = {}
+        fresh: dict[str, list[EncodedRelation]] = {}  # new tuples of many frames, repeats dropped every DEDUP_KEYS
         clock = self.clock
-
-        def collect(pred: str, rel: EncodedRelation) -> None:
-            kept = parts.setdefault(pred, [])
-            kept.append(rel)
-            if pred in known and len(kept) > 1 and sum(len(r) for r in kept) >= DEDUP_KEYS:
-                # New tuples derived in many frames: their repeats are dropped as they pile up.
-                parts[pred] = [union_all(self.d, rel.arity, [self.current(r) for r in kept])]
-
         lap = time.perf_counter()
         for rule, start, source in rules:
             for frame in self.frames(rule, start, source, keep={v for atom in rule.head for v in atom.args if isinstance(v, Var)}):
@@ -506,26 +500,26 @@ class Evaluator:
                     pred, arity = atom.pred, self.arities[atom.pred]
                     columns = self.head_columns(atom, frame)
                     seen = getattr(self.relation(pred), "seen", None) if pred in known else None
-                    if seen is not None:
+                    if seen is not None and seen.exact:
                         keys = pack(columns, self.size)
-                        maybe = seen.contains(keys)
-                        collect(pred, EncodedRelation(self.d, arity, sorted_unique(keys[~maybe], owned=True), None))
-                        if seen.exact or not maybe.any():
-                            continue
-                        rel = EncodedRelation(self.d, arity, sorted_unique(keys[maybe], owned=True), None)
-                    else:
-                        rel = EncodedRelation.from_columns(self.d, columns, arity, frame.n)
+                        fresh.setdefault(pred, []).append(EncodedRelation(self.d, arity, sorted_unique(keys[~seen.contains(keys)], owned=True), None))
+                        if sum(len(r) for r in fresh[pred]) >= DEDUP_KEYS:
+                            parts.setdefault(pred, []).append(union_all(self.d, arity, [self.current(r) for r in fresh.pop(pred)]))
+                        continue
+                    rel = EncodedRelation.from_columns(self.d, columns, arity, frame.n)
                     if pred not in known:
-                        collect(pred, rel)
+                        parts.setdefault(pred, []).append(rel)
                         continue
                     batch.setdefault(pred, []).append(rel)
                     if sum(len(r) for r in batch[pred]) >= DEDUP_KEYS:
-                        collect(pred, difference(union_all(self.d, arity, [self.current(r) for r in batch.pop(pred)]), self.relation(pred)))
+                        parts.setdefault(pred, []).append(difference(union_all(self.d, arity, [self.current(r) for r in batch.pop(pred)]), self.relation(pred)))
                 lap = clock.add("dedup", lap)
         lap = clock.add("join", lap)
         for pred, rels in batch.items():
             rels = [self.current(r) for r in rels]
             parts.setdefault(pred, []).append(difference(union_all(self.d, self.arities[pred], rels), self.relation(pred)))
+        for pred, rels in fresh.items():
+            parts.setdefault(pred, []).extend(rels)
         derived = {pred: union_all(self.d, self.arities[pred], [self.current(r) for r in rels]) for pred, rels in parts.items()}
         clock.add("dedup", lap)
         return derived

@@ -60,15 +60,17 @@ def test_update_with_patched_relations_and_chunked_joins_everywhere(monkeypatch,
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, program, facts, insert, delete):
-    # Fixpoints deduplicate by key sets from round 4 on relations of 65,536 tuples, and joins on
-    # one column read id_starts when the dictionary is small: force key sets (bitmap or Bloom
-    # filter) from the first round, and binary searches for every join, on small data.
+    # Fixpoints deduplicate by key sets from round 4 on relations of 65,536 tuples, in batches of
+    # 2 M keys, and joins on one column read id_starts when the dictionary is small: force key
+    # sets (bitmap or Bloom filter) from the first round, tiny batches, and binary searches for
+    # every join, on small data.
     import nablog.engines.keysets as keysets
     import nablog.engines.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "HASH_ROUND", 1)
     monkeypatch.setattr(evaluator, "HASH_MIN", 0)
     monkeypatch.setattr(evaluator, "STARTS_MIN", -(10**9))
+    monkeypatch.setattr(evaluator, "DEDUP_KEYS", 3)  # heads deduplicated (and new ones compacted) every 3 keys
     monkeypatch.setattr(keysets, "BITMAP_BYTES", bitmap_bytes)
     monkeypatch.setattr(keysets, "BITMAP_BITS_PER_KEY", 16 if bitmap_bytes else 0)
     test_python_agrees_with_clingo.hypothesis.inner_test(program, facts)
