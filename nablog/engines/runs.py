@@ -12,10 +12,13 @@ fixpoint: membership (deduplicating a delta, by binary search in each run), pref
 and anti-joins on leading columns, run by run), and the size. Anything else (columns, an index on
 other columns, iteration) merges the runs once, on first use, and keeps the result.
 
-A deep fixpoint also keeps a key set of the relation (:meth:`RunRelation.keyed`,
+A large fixpoint also keeps a key set of the relation (:meth:`RunRelation.keyed`,
 :mod:`nablog.engines.keysets`), so that deduplicating a round does not search every run: an
 exact bitmap answers alone (the runs then wait unmerged for the end of the fixpoint), a Bloom
-filter rules out the new keys and the few others are searched.
+filter rules out the new keys and the few others are searched (runs then wait unmerged up to
+:data:`MAX_RUNS`, and the smaller half merges). When the fixpoint ends the relation keeps at most
+:data:`MAX_RUNS` runs (:meth:`RunRelation.settled`): counting, membership and joins on leading
+columns read them; the first reader that needs one sorted array merges them, once.
 
 >>> from nablog.engines.encoding import ConstantDictionary, EncodedRelation
 >>> d = ConstantDictionary.build(range(10))
