@@ -25,7 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..lang import Atom, Comparison, Literal, Program, Rule, Var, analyze
 from ..lang.ast import BinOp, Interval, UnaryOp
@@ -145,48 +145,70 @@ class _Body:
             bound.update(v for v in atom.variables() if v.name != "_")
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
-        self.size = len(slots)
+        self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.solutions = _compile(self.steps, self.head)
 
-    def solutions(self, env: dict, first: Iterable[tuple] | None = None) -> Iterator[tuple]:
-        """Head tuples; ``first`` replaces the first step's relation (a semi-naive delta)."""
-        values: list = [None] * self.size
-        steps = self.steps
-        head = self.head
-        last = len(steps)
 
-        def go(k: int) -> Iterator[tuple]:
-            if k == last:
-                yield tuple(values[s] if b else s for b, s in head)
-                return
-            step = steps[k]
-            kind = step[0]
-            if kind == "cmp":
-                _, cmp, (lb, l), (rb, r) = step
-                if cmp.holds(values[l] if lb else l, values[r] if rb else r):
-                    yield from go(k + 1)
-                return
-            _, pred, positions, key, free, checks, whole = step
-            rel = env.get(pred, _EMPTY)
-            probe = tuple(values[s] if b else s for b, s in key)
-            if kind == "neg":
-                if not (probe in rel if whole else rel.lookup(positions, probe)):
-                    yield from go(k + 1)
-                return
-            if k == 0 and first is not None:
-                rows: Iterable[tuple] = first if not positions else [r for r in first if tuple(r[i] for i in positions) == probe]
-            elif whole:
-                rows = (probe,) if probe in rel else ()
-            elif positions:
-                rows = rel.lookup(positions, probe)
-            else:
-                rows = list(rel)
-            for row in rows:
-                for i, s in free:
-                    values[s] = row[i]
-                if all(row[i] == values[s] for i, s in checks):
-                    yield from go(k + 1)
+def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
+    """One body as a Python function of nested loops: ``(env, first) -> head tuples``, ``first``
+    replacing the first step's relation (a semi-naive delta). Generated once per rule and join
+    order, because interpreting the steps per tuple (a generator per step) was most of a commit's
+    time; constants and comparisons reach it as default arguments."""
+    names: dict[int, str] = {}
 
-        return go(0)
+    def const(value) -> str:
+        names.setdefault(id(value), f"c{len(names)}")
+        consts[names[id(value)]] = value
+        return names[id(value)]
+
+    consts: dict[str, object] = {}
+    value = lambda b, s: f"v{s}" if b else const(s)  # noqa: E731
+    key = lambda parts: "(" + "".join(value(b, s) + ", " for b, s in parts) + ")"  # noqa: E731
+    lines = ["out = []", "append = out.append"]
+    for k, step in enumerate(steps):
+        if step[0] != "cmp":
+            lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
+    depth = 0
+    pad = lambda: "    " * depth  # noqa: E731
+    for k, step in enumerate(steps):
+        if step[0] == "cmp":
+            _, cmp, left, right = step
+            lines.append(f"{pad()}if {const(cmp.holds)}({value(*left)}, {value(*right)}):")
+            depth += 1
+            continue
+        kind, _, positions, probe, free, checks, whole = step
+        probe = key(probe)
+        if kind == "neg":
+            test = f"{probe} not in rel{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
+            lines.append(f"{pad()}if {test}:")
+            depth += 1
+            continue
+        if whole:
+            rows = f"(({probe},) if {probe} in rel{k} else ())"
+        elif positions:
+            rows = f"rel{k}.lookup({const(positions)}, {probe})"
+        else:
+            rows = f"rel{k}"
+        if k == 0:
+            lines.append(f"rows0 = {rows} if first is None else first")
+            if positions:
+                got = "(" + "".join(f"r0[{i}], " for i in positions) + ")"
+                lines.append(f"if first is not None: rows0 = [r0 for r0 in first if {got} == {probe}]")
+            rows = "rows0"
+        lines.append(f"{pad()}for r{k} in {rows}:")
+        depth += 1
+        for i, s in free:
+            lines.append(f"{pad()}v{s} = r{k}[{i}]")
+        if checks:
+            lines.append(f"{pad()}if " + " and ".join(f"r{k}[{i}] == v{s}" for i, s in checks) + ":")
+            depth += 1
+    lines.append(f"{pad()}append({key(head)})")
+    lines.append("return out")
+    params = "".join(f", {n}={n}" for n in consts)
+    source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    scope = {"_EMPTY": _EMPTY, **consts}
+    exec(compile(source, "<live plan>", "exec"), scope)  # noqa: S102 - our own generated loops
+    return scope["body"]
 
 
 def _term(t, slots: dict[Var, int]) -> tuple[bool, object]:
@@ -281,10 +303,12 @@ class LivePlan:
                     env[pred] = Relation(env[pred].rows if pred in env else ())
             delta: dict[str, list] = {p: [] for p in heads}
             for bodies in planned:
+                if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
+                    continue  # an empty positive literal (a delta of a commit that has none)
                 # The first pass starts each rule from its smallest positive literal.
-                body = min(bodies, key=lambda b: len(env.get(b.steps[0][1], _EMPTY)))
+                body = min(bodies, key=lambda b: len(env.get(b.steps[0][1], _EMPTY))) if len(bodies) > 1 else bodies[0]
                 target, found = env[body.pred], delta[body.pred]
-                for row in list(body.solutions(env)):
+                for row in body.solutions(env, None):
                     if target.add(row):
                         found.append(row)
             while any(delta.values()):
@@ -295,7 +319,7 @@ class LivePlan:
                         if not rows:
                             continue
                         target, found = env[body.pred], fresh[body.pred]
-                        for row in list(body.solutions(env, rows)):
+                        for row in body.solutions(env, rows):
                             if target.add(row):
                                 found.append(row)
                 delta = fresh
