@@ -96,7 +96,7 @@ class Monitor:
         layers = [Program(tuple(r for r in self.rules.rules if analysis.stratum[r.head[0].pred] == level)) for level in levels]
         self.layers: list[tuple[Program, Program]] = []
         for layer in layers:
-            compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer)
+            compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer, only_new=True)
             self.layers.append((layer, compiled))
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
         # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
