@@ -153,15 +153,16 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
     """One body as a Python function of nested loops: ``(env, first) -> head tuples``, ``first``
     replacing the first step's relation (a semi-naive delta). Generated once per rule and join
     order, because interpreting the steps per tuple (a generator per step) was most of a commit's
-    time; constants and comparisons reach it as default arguments."""
+    time. Constants, predicate names and comparisons reach it as default arguments (``c0``, ...):
+    no text of the program enters the generated source, only slot numbers and positions."""
     names: dict[int, str] = {}
+    consts: dict[str, object] = {}
 
     def const(value) -> str:
         names.setdefault(id(value), f"c{len(names)}")
         consts[names[id(value)]] = value
         return names[id(value)]
 
-    consts: dict[str, object] = {}
     value = lambda b, s: f"v{s}" if b else const(s)  # noqa: E731
     key = lambda parts: "(" + "".join(value(b, s) + ", " for b, s in parts) + ")"  # noqa: E731
     lines = ["out = []", "append = out.append"]
