@@ -25,7 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..lang import Atom, Comparison, Literal, Program, Rule, Var, analyze
 from ..lang.ast import BinOp, Interval, UnaryOp
@@ -145,48 +145,71 @@ class _Body:
             bound.update(v for v in atom.variables() if v.name != "_")
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
-        self.size = len(slots)
+        self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.solutions = _compile(self.steps, self.head)
 
-    def solutions(self, env: dict, first: Iterable[tuple] | None = None) -> Iterator[tuple]:
-        """Head tuples; ``first`` replaces the first step's relation (a semi-naive delta)."""
-        values: list = [None] * self.size
-        steps = self.steps
-        head = self.head
-        last = len(steps)
 
-        def go(k: int) -> Iterator[tuple]:
-            if k == last:
-                yield tuple(values[s] if b else s for b, s in head)
-                return
-            step = steps[k]
-            kind = step[0]
-            if kind == "cmp":
-                _, cmp, (lb, l), (rb, r) = step
-                if cmp.holds(values[l] if lb else l, values[r] if rb else r):
-                    yield from go(k + 1)
-                return
-            _, pred, positions, key, free, checks, whole = step
-            rel = env.get(pred, _EMPTY)
-            probe = tuple(values[s] if b else s for b, s in key)
-            if kind == "neg":
-                if not (probe in rel if whole else rel.lookup(positions, probe)):
-                    yield from go(k + 1)
-                return
-            if k == 0 and first is not None:
-                rows: Iterable[tuple] = first if not positions else [r for r in first if tuple(r[i] for i in positions) == probe]
-            elif whole:
-                rows = (probe,) if probe in rel else ()
-            elif positions:
-                rows = rel.lookup(positions, probe)
-            else:
-                rows = list(rel)
-            for row in rows:
-                for i, s in free:
-                    values[s] = row[i]
-                if all(row[i] == values[s] for i, s in checks):
-                    yield from go(k + 1)
+def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
+    """One body as a Python function of nested loops: ``(env, first) -> head tuples``, ``first``
+    replacing the first step's relation (a semi-naive delta). Generated once per rule and join
+    order, because interpreting the steps per tuple (a generator per step) was most of a commit's
+    time. Constants, predicate names and comparisons reach it as default arguments (``c0``, ...):
+    no text of the program enters the generated source, only slot numbers and positions."""
+    names: dict[int, str] = {}
+    consts: dict[str, object] = {}
 
-        return go(0)
+    def const(value) -> str:
+        names.setdefault(id(value), f"c{len(names)}")
+        consts[names[id(value)]] = value
+        return names[id(value)]
+
+    value = lambda b, s: f"v{s}" if b else const(s)  # noqa: E731
+    key = lambda parts: "(" + "".join(value(b, s) + ", " for b, s in parts) + ")"  # noqa: E731
+    lines = ["out = []", "append = out.append"]
+    for k, step in enumerate(steps):
+        if step[0] != "cmp":
+            lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
+    depth = 0
+    pad = lambda: "    " * depth  # noqa: E731
+    for k, step in enumerate(steps):
+        if step[0] == "cmp":
+            _, cmp, left, right = step
+            lines.append(f"{pad()}if {const(cmp.holds)}({value(*left)}, {value(*right)}):")
+            depth += 1
+            continue
+        kind, _, positions, probe, free, checks, whole = step
+        probe = key(probe)
+        if kind == "neg":
+            test = f"{probe} not in rel{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
+            lines.append(f"{pad()}if {test}:")
+            depth += 1
+            continue
+        if whole:
+            rows = f"(({probe},) if {probe} in rel{k} else ())"
+        elif positions:
+            rows = f"rel{k}.lookup({const(positions)}, {probe})"
+        else:
+            rows = f"rel{k}"
+        if k == 0:
+            lines.append(f"rows0 = {rows} if first is None else first")
+            if positions:
+                got = "(" + "".join(f"r0[{i}], " for i in positions) + ")"
+                lines.append(f"if first is not None: rows0 = [r0 for r0 in first if {got} == {probe}]")
+            rows = "rows0"
+        lines.append(f"{pad()}for r{k} in {rows}:")
+        depth += 1
+        for i, s in free:
+            lines.append(f"{pad()}v{s} = r{k}[{i}]")
+        if checks:
+            lines.append(f"{pad()}if " + " and ".join(f"r{k}[{i}] == v{s}" for i, s in checks) + ":")
+            depth += 1
+    lines.append(f"{pad()}append({key(head)})")
+    lines.append("return out")
+    params = "".join(f", {n}={n}" for n in consts)
+    source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    scope = {"_EMPTY": _EMPTY, **consts}
+    exec(compile(source, "<live plan>", "exec"), scope)  # noqa: S102 - our own generated loops
+    return scope["body"]
 
 
 def _term(t, slots: dict[Var, int]) -> tuple[bool, object]:
@@ -199,27 +222,42 @@ def _term(t, slots: dict[Var, int]) -> tuple[bool, object]:
     return (False, t)
 
 
-def _order(rule: Rule, start: int) -> list:
-    """Positive literals from ``start`` on, each next the one sharing most bound variables; negated
-    literals and comparisons as soon as their variables are bound."""
+def _orders(rule: Rule, start: int, limit: int = 4) -> list[list]:
+    """Join orders from positive literal ``start``: each next literal one sharing most bound
+    variables, every tie taken both ways (up to ``limit`` orders: which is cheaper depends on the
+    relations' sizes at run time — in (R) over a dense closure, probing ``del__p`` first instead
+    of ``new__edge`` cost 1,000x); negated literals and comparisons as soon as their variables
+    are bound."""
     positives = [e for e in rule.body if isinstance(e, Literal) and e.positive]
     tests = [e for e in rule.body if not (isinstance(e, Literal) and e.positive)]
-    order, bound = [], set()
-    todo = positives[:start] + positives[start + 1:]
-    current = positives[start]
-    while True:
-        order.append(current)
-        bound.update(current.variables())
-        for t in [t for t in tests if set(t.variables()) - {Var("_")} <= bound]:
-            order.append(t)
-            tests.remove(t)
+    out: list[list] = []
+
+    def extend(order: list, bound: set, todo: list, tests: list) -> None:
         if not todo:
-            break
-        current = max(todo, key=lambda e: len(set(e.variables()) & bound))
-        todo.remove(current)
-    if tests:
-        raise Unsupported(f"{tests[0]}: its variables are not bound by positive literals")
-    return order
+            if tests:
+                raise Unsupported(f"{tests[0]}: its variables are not bound by positive literals")
+            out.append(order)
+            return
+        best = max(len(set(e.variables()) & bound) for e in todo)
+        for current in [e for e in todo if len(set(e.variables()) & bound) == best]:
+            if len(out) >= limit:
+                return
+            now = bound | set(current.variables())
+            ready = [t for t in tests if set(t.variables()) - {Var("_")} <= now]
+            extend(order + [current] + ready, now, [e for e in todo if e is not current], [t for t in tests if t not in ready])
+
+    first = positives[start]
+    bound = set(first.variables())
+    ready = [t for t in tests if set(t.variables()) - {Var("_")} <= bound]
+    extend([first] + ready, bound, positives[:start] + positives[start + 1:], [t for t in tests if t not in ready])
+    return out
+
+
+def _cheapest(bodies: list["_Body"], env: dict) -> "_Body":
+    """Of orders of one rule, the one whose first and second relations are smallest now."""
+    if len(bodies) == 1:
+        return bodies[0]
+    return min(bodies, key=lambda b: tuple(len(env.get(p, _EMPTY)) for p in b.positives[:2]))
 
 
 def _virtual(rule: Rule) -> str | None:
@@ -245,7 +283,8 @@ class LivePlan:
                 raise Unsupported(f"{rule}: no positive literal")
         stratum = analyze(program).stratum  # with (N1)/(N′): new__r above del__r
         self.virtual = {NEW + r: r for r in (_virtual(rule) for rule in program.rules) if r}
-        self.strata: list[tuple[frozenset[str], list[list[_Body]]]] = []
+        # Per rule: per first literal its orders, and all of them.
+        self.strata: list[tuple[frozenset[str], list[tuple[list[list[_Body]], list[_Body]]]]] = []
         for level in sorted({stratum[r.head[0].pred] for r in program.rules}):
             rules = [r for r in program.rules if stratum[r.head[0].pred] == level and not (r.head[0].pred in self.virtual and _virtual(r))]
             heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
@@ -253,7 +292,8 @@ class LivePlan:
             for rule in rules:
                 slots = {v: i for i, v in enumerate(dict.fromkeys(v for b in rule.body for v in b.variables() if v.name != "_"))}
                 count = sum(1 for b in rule.body if isinstance(b, Literal) and b.positive)
-                planned.append([_Body(rule, _order(rule, i), slots) for i in range(count)])
+                starts = [[_Body(rule, order, slots) for order in _orders(rule, i)] for i in range(count)]
+                planned.append((starts, [b for orders in starts for b in orders]))
             self.strata.append((heads, planned))
 
     def probes(self) -> set[tuple[str, tuple[int, ...]]]:
@@ -261,7 +301,7 @@ class LivePlan:
         indexes a caller keeping the relations can build before the first commit."""
         out = set()
         for _, planned in self.strata:
-            for bodies in planned:
+            for _, bodies in planned:
                 for body in bodies:
                     for step in body.steps:
                         if step[0] != "cmp" and step[2] and not step[6]:
@@ -280,22 +320,25 @@ class LivePlan:
                 else:  # rows given for a predicate with rules (RoD's magic facts) are kept
                     env[pred] = Relation(env[pred].rows if pred in env else ())
             delta: dict[str, list] = {p: [] for p in heads}
-            for bodies in planned:
+            for _, bodies in planned:
+                if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
+                    continue  # an empty positive literal (a delta of a commit that has none)
                 # The first pass starts each rule from its smallest positive literal.
-                body = min(bodies, key=lambda b: len(env.get(b.steps[0][1], _EMPTY)))
+                body = _cheapest(bodies, env)
                 target, found = env[body.pred], delta[body.pred]
-                for row in list(body.solutions(env)):
+                for row in body.solutions(env, None):
                     if target.add(row):
                         found.append(row)
             while any(delta.values()):
                 fresh: dict[str, list] = {p: [] for p in heads}
-                for bodies in planned:
-                    for body in bodies:
-                        rows = delta.get(body.steps[0][1])
+                for starts, _ in planned:
+                    for orders in starts:
+                        rows = delta.get(orders[0].steps[0][1])
                         if not rows:
                             continue
+                        body = _cheapest(orders, env)
                         target, found = env[body.pred], fresh[body.pred]
-                        for row in list(body.solutions(env, rows)):
+                        for row in body.solutions(env, rows):
                             if target.add(row):
                                 found.append(row)
                 delta = fresh

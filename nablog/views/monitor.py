@@ -96,7 +96,7 @@ class Monitor:
         layers = [Program(tuple(r for r in self.rules.rules if analysis.stratum[r.head[0].pred] == level)) for level in levels]
         self.layers: list[tuple[Program, Program]] = []
         for layer in layers:
-            compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer)
+            compiled = rod(layer, self.derived) if mode == "rod" else maintenance_rules(layer, only_new=True)
             self.layers.append((layer, compiled))
         self.queries = _query_rules(self.rules, [m for _, c in self.layers for m in c.derived if m.startswith("m_")]) if mode == "rod" else Program()
         # RoD reads base facts only; it keeps them encoded between commits (see _encoded_base).
@@ -194,17 +194,23 @@ class Monitor:
             self._net(layer, result, deltas, out)
         return out
 
-    def warm(self, facts: Mapping[str, Set], model, version: int) -> None:
+    def warm(self, facts: Mapping[str, Set], model, version: int) -> bool:
         """Build the state kept between commits for the state numbered ``version`` now (a
-        subscription starting), so that the next commit costs only its change."""
+        subscription starting), so that the next commit costs only its change; True when it was
+        built now (not kept from before)."""
         if self._plans is not None:
+            if self._live is not None and self._live[0] == version:
+                return False
             state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
             for plan in [*self._plans, *([self._query_plan] if self._query_plan else [])]:
                 for pred, positions in plan.probes():
                     if pred in state:
                         state[pred].lookup(positions, ())  # builds the index
-        elif self.mode == "dred":
+            return True
+        if self.mode == "dred" and not (self._dred is not None and self._dred[0] == version):
             self._dred = (version, model() if callable(model) else model)
+            return True
+        return False
 
     def _live_state(self, version: int | None, source) -> dict[str, Relation]:
         """The relations the rules read: kept from the last commit when ``version`` follows it,

@@ -66,6 +66,39 @@ def test_maintenance_rules_for_negation():
     assert "red__p(X) :- del__p(X), new__q(X), not new__r(X)." in str(rules)
 
 
+def test_insertions_already_in_the_closure_derive_nothing_further():
+    """(Iᵢ) with only_new: an edge inserted into a cycle (whose closure has every pair) gives
+    ins__closure = {0} x desc(3), 6 tuples, where Algorithm 1 as written derives anc(0) x desc(3),
+    36; both give no net change."""
+    from nablog.engines import PythonEngine
+    from nablog.views.live import LivePlan, Relation
+
+    edges = {(i, (i + 1) % 6) for i in range(6)}
+    closure = set(PythonEngine().evaluate(CLOSURE, {"edge": edges})["closure"])
+    sizes = {}
+    for only_new in (False, True):
+        env = LivePlan(maintenance_rules(CLOSURE, only_new=only_new)).run(
+            {"edge": Relation(edges), "closure": Relation(closure), "ins__edge": Relation({(0, 3)})}
+        )
+        assert not len(env["plus__closure"]) and not len(env["minus__closure"])
+        sizes[only_new] = len(env["ins__closure"])
+    assert sizes == {False: 36, True: 6}
+
+
+def test_tied_join_orders_are_both_planned_and_the_smaller_relation_probed_first():
+    """(R) red__closure(X,Y) :- del__closure(X,Y), new__edge(X,Z), new__closure(Z,Y): from
+    new__closure(Z,Y), del__closure (shares Y) and new__edge (shares Z) tie; with del__closure
+    big, the order probing new__edge first is chosen."""
+    from nablog.views.live import LivePlan, Relation, _cheapest
+
+    plan = LivePlan(maintenance_rules(CLOSURE))
+    (starts, _), = [r for heads, rules in plan.strata for r in rules if r[1][0].pred == "red__closure" and len(r[1][0].positives) == 3]
+    orders = [o for o in starts if o[0].steps[0][1] == "new__closure"][0]
+    assert sorted(o.positives for o in orders) == [("new__closure", "del__closure", "new__edge"), ("new__closure", "new__edge", "del__closure")]
+    env = {"del__closure": Relation({(x, y) for x in range(30) for y in range(30)}), "new__edge": Relation({(1, 2)})}
+    assert _cheapest(orders, env).positives == ("new__closure", "new__edge", "del__closure")
+
+
 def _apply(facts, ins, dele):
     out = {p: set(rows) for p, rows in facts.items()}
     for p, rows in dele.items():
