@@ -21,11 +21,13 @@ from collections.abc import Set
 from dataclasses import replace
 from typing import Callable, Iterable, Mapping
 
+import numpy as np
+
 from ..engines import PythonEngine
-from ..engines.encoding import EncodedRelation
+from ..engines.encoding import INT, EncodedRelation
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, constant_sort_key, parse_atom
+from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, parse_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .family import FAMILY_MIN, Family, family_condition, find_families
@@ -245,8 +247,11 @@ def prepare(rules: Program, model: Mapping[str, Set], index: ModelIndex) -> None
     read = _read(rules) & ((set(rules.signatures) | set(model)) - set(rules.derived))
     for d in {id(r.dictionary): r.dictionary for r in model.values() if isinstance(r, EncodedRelation)}.values():
         d.ids  # noqa: B018 - the constant to id table, built once
+        d.decode_column(np.zeros(0, INT))  # and the objects array lookups decode through
     if symmetric(rules):
-        _state_folding(rules, model, read, index)
+        folding = _state_folding(rules, model, read, index)
+        for pred, i in _existential_places(rules):
+            folding.visible(pred, i)
     engine = PythonEngine()
     for pred in sorted(read):
         rows = model.get(pred)
@@ -256,6 +261,18 @@ def prepare(rules: Program, model: Mapping[str, Set], index: ModelIndex) -> None
         for i in range(len(row)):
             next(index.match(pred, tuple(v if j == i else None for j, v in enumerate(row))), None)
         engine.update(rules, model, delete={pred: {row}})
+
+
+def _existential_places(rules: Program) -> set[tuple[str, int]]:
+    """The positions of body literals where a variable the head does not name stands: the values
+    found there are the candidates for existential variables (``Relevance._domain``)."""
+    places = set()
+    for rule in rules.rules:
+        named = {v for h in rule.head for v in h.variables()}
+        for b in rule.body:
+            if isinstance(b, Literal):
+                places |= {(b.atom.pred, i) for i, t in enumerate(b.atom.args) if isinstance(t, Var) and t not in named}
+    return places
 
 
 def _read(rules: Program) -> set[str]:
