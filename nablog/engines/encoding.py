@@ -266,14 +266,22 @@ class ConstantDictionary:
             out[small] = ints[column[small]].tolist()  # type: ignore[index]
             out[~small] = [self._strs[i] for i in (column[~small] - len(ints)).tolist()]  # type: ignore[arg-type, index]
             return out.tolist()
+        if self._array is None and self._through is not None:
+            # Through the dictionary it grew from: an id less the added ids below it is the old
+            # id (the map is increasing); no objects array of every value is made.
+            base, _, _, added = self._through
+            new_ids = np.array(sorted(added.values()), dtype=INT)
+            below = np.searchsorted(new_ids, column)
+            is_added = np.zeros(len(column), dtype=bool)
+            if len(new_ids):
+                is_added = new_ids[np.minimum(below, len(new_ids) - 1)] == column
+            out = np.empty(len(column), dtype=object)
+            out[~is_added] = base.decode_column((column - below)[~is_added])
+            values = {i: v for v, i in added.items()}
+            out[is_added] = [values[i] for i in column[is_added].tolist()]
+            return out.tolist()
         if self._array is None:
-            through = self._through
-            if through is not None and through[0]._array is not None:
-                # The old values' objects array with the added ones inserted: no list is read again.
-                base, _, positions, added = through
-                self._array = np.insert(base._array, positions, np.array(list(added), dtype=object))
-            else:
-                self._array = np.array(self.values, dtype=object)
+            self._array = np.array(self.values, dtype=object)
         return self._array[column].tolist()
 
 

@@ -399,7 +399,9 @@ def orbit_family(folding: Folding, insert: tuple[Atom, ...], delete: tuple[Atom,
     bind = lambda a: Atom(a.pred, tuple(names.get(t, t) for t in a.args))  # noqa: E731
     variables = tuple(names.values())
     values = [folding.decode(owners)] + [folding.decode(columns[v]) for v in columns]
-    bindings = tuple(sorted(zip(*values), key=lambda b: tuple(constant_sort_key(v) for v in b)))
+    # The owners are ids in increasing order, which is the order of constants, and each binding
+    # starts with its own: the bindings are sorted already (sorting 10,000 by key cost 40 ms).
+    bindings = tuple(zip(*values))
     family = Family((tuple(map(bind, insert)), tuple(map(bind, delete))), variables, variables[0], bindings, interchangeable=True)
     first = family.member(bindings[0])
     return (sorted_atoms(first[0]), sorted_atoms(first[1])), family

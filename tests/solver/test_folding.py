@@ -194,6 +194,7 @@ def test_the_classes_are_kept_with_the_state_and_computed_again_after_a_commit()
     assert db._state_index() is not first
     # Against a database loaded with the facts after the commit.
     fresh = Database.from_text(RULES, {p: set(rows) for p, rows in db._facts.items()})
+    db.prepare()  # the new state's tables, built before its first request here, by it in `fresh`
     for request in ("+manager(e7, h3).", "+manager(e5, h9).", "-manager(e8, h8)."):
         ours, theirs = db.propose(request), fresh.propose(request)
         assert [(r.changes.lines(), r.family.bindings if r.family else None) for r in ours] == [
