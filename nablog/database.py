@@ -294,18 +294,11 @@ class Database:
         """
         from .solver import propose
 
-        model = self.python_model()
-        if self._index is None:
-            from .engines.lookup import ModelIndex
-
-            self._index = ModelIndex(model)
-            self._python_violations = (
-                self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
-            )
+        index = self._state_index()  # with the state's violations
         return propose(
             self.rules,
             self._facts,
-            model,
+            self.python_model(),
             request,
             method=method,
             limit=limit,
@@ -314,13 +307,45 @@ class Database:
             max_fresh=max_fresh,
             protect=protect,
             basis=self.basis,
-            index=self._index,
+            index=index,
             violations=self._python_violations,
             exhaustive=exhaustive,
             families=families,
             on_realization=on_realization,
             progress=progress,
         )
+
+    def prepare(self) -> None:
+        """Build now what every view-update request over the current state reads — the python
+        model, its constraint violations, the lookup table of its constants, the classes of
+        interchangeable values, the indexes candidate search and verification probe (see
+        :func:`nablog.solver.propose.prepare`) — instead of in the first request. They are kept
+        until a commit changes the state; the first request after it builds them again.
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> db.prepare()
+        >>> [r.changes.lines() for r in db.propose("+p(1).")]
+        [['-r(1)']]
+        """
+        from .solver.propose import prepare
+
+        index = self._state_index()
+        if not index.tables.get("prepared"):
+            prepare(self.rules, self.python_model(), index)
+            index.tables["prepared"] = True
+
+    def _state_index(self):
+        """The :class:`~nablog.engines.lookup.ModelIndex` of the current state's python model
+        (with the model's violations), made once per state."""
+        model = self.python_model()
+        if self._index is None or self._index.model is not model:
+            from .engines.lookup import ModelIndex
+
+            self._index = ModelIndex(model)
+            self._python_violations = (
+                self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
+            )
+        return self._index
 
     def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":
         """The induced update (seed 002, Def. 2) of a change of base facts, without applying it.

@@ -31,6 +31,10 @@ CACHED_COLUMN_VALUES = 4_000_000
 SMALL_LOOKUP = 64
 """Encoding at most this many values (the rows of a change) searches the sorted values instead of
 building the dictionary of ids, which costs a Python dict of every constant (10 ms at 50,000)."""
+THROUGH_DEPTH = 8
+"""A dictionary extended from one with a lookup table looks values up through it (and its id map)
+instead of building a table of its own over every constant (0.1 s at 1,000,000): at most this
+many extensions deep, then the table is built once."""
 _KEY_BITS = 62
 
 
@@ -43,6 +47,10 @@ class ConstantDictionary:
         self._values = values
         self._strs = strs
         self._ids: dict[Constant, int] | None = None
+        # A dictionary made by ``extended`` from one whose lookup is built answers through it:
+        # (that dictionary, its id map, positions of the added values, the added values' ids).
+        self._through: tuple[ConstantDictionary, np.ndarray, np.ndarray, dict[Constant, int]] | None = None
+        self._depth = 0  # how many such steps a lookup takes
         self._array: np.ndarray | None = None
         self._identity: np.ndarray | None = None
         # The integer constants (the first ids) as int64, or False when one does not fit.
@@ -60,6 +68,7 @@ class ConstantDictionary:
         """Constant to id (built on first use: bulk encoding of integers does not need it)."""
         if self._ids is None:
             self._ids = dict(zip(self.values, range(len(self.values))))
+            self._through = None
         return self._ids
 
     @classmethod
@@ -154,7 +163,12 @@ class ConstantDictionary:
                 ints = np.insert(self._ints, [at for at, _ in new_ints], np.array([v for _, v in new_ints], dtype=INT))
             except OverflowError:
                 ints = None
-        return ConstantDictionary(values, ints), remap
+        grown = ConstantDictionary(values, ints)
+        if (self._ids is not None or self._through is not None) and self._depth < THROUGH_DEPTH:
+            # Carry the lookup: an old value's id is its old id mapped, an added one's is listed.
+            grown._through = (self, remap, positions, {v: int(at) + k for k, (at, v) in enumerate(zip(positions.tolist(), added))})
+            grown._depth = self._depth + 1
+        return grown, remap
 
     def extended_ints(self, added: np.ndarray) -> tuple["ConstantDictionary", np.ndarray]:
         """:meth:`extended` for integers none of which is in the dictionary yet, as a sorted
@@ -181,6 +195,13 @@ class ConstantDictionary:
         return len(self._values) if self._values is not None else len(self._ints) + len(self._strs)  # type: ignore[arg-type]
 
     def id(self, value: Constant) -> int | None:
+        if self._ids is None and self._through is not None:
+            base, remap, _, added = self._through
+            i = added.get(value)
+            if i is not None:
+                return i
+            i = base.id(value)
+            return None if i is None else int(remap[i])
         return self.ids.get(value)
 
     def encode_rows(self, rows: Iterable[tuple], arity: int) -> np.ndarray:
@@ -197,6 +218,9 @@ class ConstantDictionary:
         if self._ids is None and len(rows) * arity <= SMALL_LOOKUP:
             flat = [self._search(v) for row in rows for v in row]
             return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
+        if self._ids is None and self._through is not None and len(rows) * arity * 16 <= len(self):
+            flat = [self.id_of(v) for row in rows for v in row]
+            return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
         ids = self.ids
         flat = [ids[v] for row in rows for v in row]
         return np.asarray(flat, dtype=INT).reshape(-1, arity) if arity else np.zeros((len(flat), 0), INT)
@@ -204,6 +228,8 @@ class ConstantDictionary:
     def _has(self, value: Constant, among: int) -> bool:
         """Whether ``value`` is in the dictionary; searched when few values are asked about and
         the dictionary of ids is not built yet (see :data:`SMALL_LOOKUP`)."""
+        if self._through is not None and self._ids is None:
+            return self.id(value) is not None
         if self._ids is not None or among > SMALL_LOOKUP or type(value) not in (int, str):
             return value in self.ids
         try:
@@ -211,6 +237,13 @@ class ConstantDictionary:
         except KeyError:
             return False
         return True
+
+    def id_of(self, value: Constant) -> int:
+        """The id of a value of the dictionary (KeyError for another)."""
+        i = self.id(value)
+        if i is None:
+            raise KeyError(value)
+        return i
 
     def _search(self, value: Constant) -> int:
         """The id of ``value`` by binary search in the sorted values (KeyError when absent)."""
@@ -232,6 +265,20 @@ class ConstantDictionary:
             small = column < len(ints)  # type: ignore[arg-type]
             out[small] = ints[column[small]].tolist()  # type: ignore[index]
             out[~small] = [self._strs[i] for i in (column[~small] - len(ints)).tolist()]  # type: ignore[arg-type, index]
+            return out.tolist()
+        if self._array is None and self._through is not None:
+            # Through the dictionary it grew from: an id less the added ids below it is the old
+            # id (the map is increasing); no objects array of every value is made.
+            base, _, _, added = self._through
+            new_ids = np.array(sorted(added.values()), dtype=INT)
+            below = np.searchsorted(new_ids, column)
+            is_added = np.zeros(len(column), dtype=bool)
+            if len(new_ids):
+                is_added = new_ids[np.minimum(below, len(new_ids) - 1)] == column
+            out = np.empty(len(column), dtype=object)
+            out[~is_added] = base.decode_column((column - below)[~is_added])
+            values = {i: v for v, i in added.items()}
+            out[is_added] = [values[i] for i in column[is_added].tolist()]
             return out.tolist()
         if self._array is None:
             self._array = np.array(self.values, dtype=object)

@@ -367,7 +367,7 @@ class Evaluator:
     def _operand(self, frame: Frame, term) -> np.ndarray:
         if isinstance(term, Var):
             return frame.cols[term]
-        return np.full(frame.n, self.d.ids[term], INT)
+        return np.full(frame.n, self.d.id_of(term), INT)
 
     # -- rules --------------------------------------------------------------------------------------
 
@@ -469,7 +469,7 @@ class Evaluator:
 
     def head_columns(self, atom: Atom, frame: Frame) -> list[np.ndarray]:
         return [
-            frame.cols[t] if isinstance(t, Var) else np.full(frame.n, self.d.ids[t], INT)  # type: ignore[index]
+            frame.cols[t] if isinstance(t, Var) else np.full(frame.n, self.d.id_of(t), INT)  # type: ignore[index]
             for t in atom.args
         ]
 

@@ -33,6 +33,9 @@ class ModelIndex:
         self._indexes: dict[tuple[str, tuple[int, ...]], object] = {}
         self._values: dict[tuple[str, int], set] = {}
         self._constants: set | None = None
+        # Tables other rooms derive from this model (view updating's classes of interchangeable
+        # values, say): the model never changes, so they are built once and kept with it.
+        self.tables: dict = {}
 
     def contains(self, pred: str, row: tuple) -> bool:
         rel = self.model.get(pred)

@@ -309,6 +309,7 @@ class Relevance:
         universe: Iterable[Constant] = (),
         group_fds: bool = False,
         conceal: Callable[[Constant], bool] | None = None,
+        visible: Callable[[str, int], set | None] | None = None,
     ):
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
@@ -353,6 +354,9 @@ class Relevance:
         # Values an existential variable does not take: the non-representatives of classes of
         # interchangeable values (see :mod:`nablog.solver.symmetry`).
         self.conceal = conceal
+        # The values at a position of a relation now, less the concealed ones, when the caller
+        # keeps them (None for a relation it does not): filtering every value costs a lookup each.
+        self.visible = visible
         self._domains: dict[tuple, list[Constant]] = {}
         self.problem = GroundProblem()
         self._fresh_by_round: dict[int, str] = {}
@@ -389,12 +393,21 @@ class Relevance:
             else:
                 found = set()
                 for pred, i in places:
-                    found |= self.state.values(pred, i)
-                    found |= {row[i] for row in self.state.plus.get(pred, ()) if row[i] not in self.problem.fresh}
-            if self.conceal is not None:
+                    found |= self._now_values(pred, i)
+                    found |= self._shown({row[i] for row in self.state.plus.get(pred, ()) if row[i] not in self.problem.fresh})
+            if self.herbrand and self.conceal is not None:
                 found = [v for v in found if not self.conceal(v)]
             values = self._domains[key] = sorted(found, key=constant_sort_key)
         return values + self._fresh_for_round(round_)
+
+    def _now_values(self, pred: str, i: int) -> set:
+        """The values at position ``i`` of ``pred`` now, less the concealed ones (kept apart by
+        the caller when it gives ``visible``: filtering every value costs a lookup each)."""
+        found = self.visible(pred, i) if self.visible is not None else None
+        return self._shown(self.state.values(pred, i)) if found is None else found
+
+    def _shown(self, values: set) -> set:
+        return values if self.conceal is None else {v for v in values if not self.conceal(v)}
 
     # -- rule instances -------------------------------------------------------------------------------
 
@@ -628,8 +641,8 @@ class Relevance:
             if self.herbrand:
                 values = set(self.universe)
             else:
-                values = set(self.state.values(atom.pred, i)) | {r[i] for r in self.state.plus.get(atom.pred, ())}
-            if self.conceal is not None:
+                values = self._now_values(atom.pred, i) | self._shown({r[i] for r in self.state.plus.get(atom.pred, ())})
+            if self.herbrand and self.conceal is not None:
                 values = {v for v in values if not self.conceal(v)}
             fresh = self._fresh_for_round(round_) if new or not self.problem.fresh else list(self.problem.fresh)
             domains.append(sorted(values - set(self.problem.fresh), key=constant_sort_key) + fresh)

@@ -28,6 +28,37 @@ def test_an_extended_dictionary_encodes_like_one_built_from_scratch(old, new, ar
     assert list(moved) == list(fresh) and set(moved) == rows
 
 
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.sets(constants, max_size=30), st.lists(st.sets(constants, max_size=4), min_size=1, max_size=12), st.lists(constants, max_size=8))
+def test_a_dictionary_extended_again_and_again_looks_up_like_one_rebuilt(old, additions, probes):
+    # Extending carries the lookup table (ids through the id map, the added values listed) for
+    # THROUGH_DEPTH extensions, then builds its own: every step gives the ids of a rebuild, for
+    # values present and absent, and decodes through the carried objects array.
+    d = ConstantDictionary.build(old)
+    d.id(0)  # the lookup table of the first dictionary is built, as a model's is when first read
+    d.decode_column(np.arange(len(d), dtype=np.int64))
+    every = set(old)
+    for new in additions:
+        d, _ = d.extended(new)
+        every |= new
+        rebuilt = ConstantDictionary.build(every)
+        assert d.values == rebuilt.values
+        for v in list(every) + probes:
+            assert d.id(v) == rebuilt.id(v), v
+        assert d.decode_column(np.arange(len(d), dtype=np.int64)) == rebuilt.values
+        rows = [(v,) for v in sorted(every, key=repr)][:3]
+        assert d.encode_rows(rows, 1).ravel().tolist() == [rebuilt.id(r[0]) for r in rows]
+
+
+def test_extending_a_large_dictionary_does_not_build_its_lookup_table_again():
+    d = ConstantDictionary.build([f"c{i:04}" for i in range(1000)] + [f"x{i}" for i in range(10)])
+    assert d.id("c0005") == 5
+    e, _ = d.extended(["new1"])
+    assert (e.id("new1"), e.id("c0005"), e.id("x0"), e.id("zzz")) == (1000, 5, 1001, None)
+    assert e._ids is None  # answered through d's table and the id map
+
+
 # 12 columns over 100 constants do not pack into one key: rows are kept as sorted id rows.
 WIDE = 12
 wide_rows = st.lists(st.integers(0, 3), min_size=WIDE, max_size=WIDE).map(lambda r: tuple(r[:-1]) + (r[-1] * 25,))

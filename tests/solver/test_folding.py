@@ -135,3 +135,69 @@ def test_a_realization_drawing_more_values_of_a_class_than_a_rule_body_has_varia
     folded, unfolded = db.propose("+p."), db.propose("+p.", families=False)
     assert (folded.status, len(folded)) == (unfolded.status, len(unfolded)) == ("complete", 16 * 15 * 14)
     assert [r.changes.lines() for r in folded][:1] == [["+t(d0, d1)", "+t(d1, d10)"]]
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(gadget_databases(), st.data())
+def test_a_requests_classes_are_the_states_less_its_values_within_those_recomputed(case, data):
+    # The state's classes are computed once; a request takes its values (and the owners of those
+    # private to one fact) out of them. Against computing the classes afresh with the request's
+    # values distinguished: every class is within a recomputed one, holds none of them, keeps its
+    # first values as representatives, and hides/class_of/exact_size say the same.
+    program, facts, _ = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    model, constants = db.python_model(), set(db.rules.constants())
+    values = sorted({v for rows in facts.values() for row in rows for v in row}, key=repr)
+    extra = set(data.draw(st.lists(st.sampled_from(values), max_size=3))) if values else set()
+    state = symmetry.Folding.of(db.rules, model, list(BASE), constants, least=3, representatives=2)
+    view = state.for_request(extra)
+    fresh = symmetry.Folding.of(db.rules, model, list(BASE), constants | extra, least=3, representatives=2)
+    recomputed = [set(c.values) for c in fresh.classes]
+    for c in view.classes:
+        assert len(c.values) >= 3 and not set(c.values) & extra
+        assert any(set(c.values) <= r for r in recomputed)
+        assert c.representatives == c.values[:2]
+    in_class = {v: k for k, c in enumerate(view.classes) for v in c.values}
+    shown = {v for c in view.classes for v in c.representatives}
+    for v in values:
+        assert view.hides(v) == (v in in_class and v not in shown)
+        assert (view.class_of(v) >= 0) == (v in in_class)
+    hidden = any(len(c.values) > 2 for c in view.classes)
+    assert (view.exact_size is None) == (not hidden)
+    # The state's own folding is left as it was.
+    assert [c.values for c in state.classes] == [c.values for c in symmetry.Folding.of(db.rules, model, list(BASE), constants, least=3, representatives=2).classes]
+
+
+def test_the_org_chart_request_takes_its_departments_out_of_the_states_class():
+    from tests.solver.test_scale import org_chart
+
+    db = org_chart(40, 3)
+    state = symmetry.Folding.of(db.rules, db.python_model(), ["emp_dept", "dept_head"], set(), least=16, representatives=3)
+    assert [len(c.values) for c in state.classes] == [40]
+    view = state.for_request({"e5", "h17"})  # e5 is private to d5's fact, h17 to d17's
+    fresh = symmetry.Folding.of(db.rules, db.python_model(), ["emp_dept", "dept_head"], {"e5", "h17"}, least=16, representatives=3)
+    assert view.classes == fresh.classes
+    assert view.visible("dept_head", 0) == {"d0", "d1", "d10", "d5", "d17"}
+    assert view.visible("manager", 0) is None  # not a relation the classes were computed over
+
+
+def test_the_classes_are_kept_with_the_state_and_computed_again_after_a_commit():
+    from tests.solver.test_scale import REQUEST, RULES, org_chart
+
+    db = org_chart(30, 3)
+    db.prepare()
+    first = db._state_index()
+    assert any(isinstance(k, tuple) and k[0] == "folding" for k in first.tables)
+    before = db.propose(REQUEST)
+    assert db._state_index() is first  # a request builds nothing again
+    db.apply(before[1])  # move e5 to d77: d5 and d77 are no longer like the other departments
+    assert db._state_index() is not first
+    # Against a database loaded with the facts after the commit.
+    fresh = Database.from_text(RULES, {p: set(rows) for p, rows in db._facts.items()})
+    db.prepare()  # the new state's tables, built before its first request here, by it in `fresh`
+    for request in ("+manager(e7, h3).", "+manager(e5, h9).", "-manager(e8, h8)."):
+        ours, theirs = db.propose(request), fresh.propose(request)
+        assert [(r.changes.lines(), r.family.bindings if r.family else None) for r in ours] == [
+            (r.changes.lines(), r.family.bindings if r.family else None) for r in theirs
+        ]
+        assert ours.status == theirs.status
