@@ -28,7 +28,8 @@ from ..engines.violations import find_violations
 from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, constant_sort_key, parse_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
-from .family import FAMILY_MIN, Family, family_condition, find_families
+from .condition import family_condition
+from .family import FAMILY_MIN, Family, find_families
 from . import symmetry
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .whole import asp_problem, has_aggregates, whole_problem
@@ -383,7 +384,8 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         verified = verifier.realizes(*ground_family.member(binding))
         return Update() if verified is None else verifier.side_effects(verified[1], verified[2])
 
-    family = replace(family, condition=family_condition(family, index))
+    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, _user_atom)
+    family = replace(family, condition=where.text, where=where)
     family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
     checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
