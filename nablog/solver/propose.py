@@ -290,6 +290,8 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
                 # realizations (found by the thorough brute-force test): the minimality-test
                 # variant answers instead.
                 materialized=method == "tableaux-materialized" and not violated,
+                # With a limit, deepen by size until the limit's smallest are all found.
+                enough=None if limit is None else lambda: _row_count(found, families) >= limit,
             )
         )
         if not found and enumeration.status == "complete":
@@ -442,18 +444,27 @@ def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, 
     by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
     (a family counts once), and whether the limit cut any."""
     rows: list[Realization] = []
+    for item in _rows(found, families):
+        if limit is not None and len(rows) >= limit:
+            return rows, True
+        rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
+        if on_realization:
+            on_realization(rows[-1])
+    return rows, False
+
+
+def _rows(found, families: bool):
+    """The rows of :func:`_smallest_first` in order: change sets, and families of alike ones."""
     by_size: dict[int, list] = {}
     for change_set in found:
         by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
     for size in sorted(by_size):
         level = sorted(by_size[size], key=_change_key)
-        for item in find_families(level, FAMILY_MIN if families else len(level) + 1):
-            if limit is not None and len(rows) >= limit:
-                return rows, True
-            rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
-            if on_realization:
-                on_realization(rows[-1])
-    return rows, False
+        yield from find_families(level, FAMILY_MIN if families else len(level) + 1)
+
+
+def _row_count(found, families: bool) -> int:
+    return sum(1 for _ in _rows(found, families))
 
 
 def check_bounds(limit: int | None, timeout: float | None) -> None:
