@@ -149,6 +149,7 @@ class HyperTableau:
         ready: list[int] = []  # clauses whose body is on the branch, in the order they became so
         nodes: list[Node] = [record] if record is not None else []
         spent = [0]
+        late: set[int] = set()  # clauses added by `check` during this exploration
         self.cut = False
 
         def add(literal: Literal) -> None:
@@ -239,6 +240,7 @@ class HyperTableau:
                 verdict = check(branch) if check is not None else None
                 if isinstance(verdict, Clause):
                     k = self.add(verdict)
+                    late.add(k)
                     # Its body literals on this branch count already.
                     count[k] = sum(1 for literal in set(verdict.body) if literal in on_branch)
                     if verdict.body and count[k] == self.sizes[k]:
@@ -256,7 +258,12 @@ class HyperTableau:
             while frames:
                 clause, alternatives, tried, mark = frames[-1]
                 pop()
+                dropped = ready[mark:] if late else ()
                 del ready[mark:]
+                # A clause `check` added below this frame whose body is still on the branch stays
+                # applicable (truncating `ready` lost it: the materialized variant then missed
+                # realizations, found by the brute-force property test).
+                ready.extend(k for k in dict.fromkeys(dropped) if k in late and count[k] == self.sizes[k])
                 if tried + 1 < len(alternatives):
                     frames[-1] = (clause, alternatives, tried + 1, mark)
                     push(alternatives[tried + 1])
