@@ -24,9 +24,14 @@
    on_continent(C, K).`` with two inclusion constraints, inserting a continent for the largest
    organization without a European member.
 3. **Agreement.** On instances small enough for clingo, the four methods' realization sets.
+4. **--limit.** ``propose(method="tableaux", limit=N)`` deepens by size (branches closed past k
+   changes, k = 1, 2, …) until the N smallest are found; measured against the whole enumeration
+   (what a limit cost before) on the DAGs, the scaled chairs and the org chart, with the literals
+   the tableau put on branches: on instances whose smallest realizations are large, the passes
+   below that size are the price.
 
 Run:  .venv/bin/python bench/tableaux.py [--quick] [--dag 10x4,10x5,10x6] [--org 10000,100000,1000000]
-          [--timeout S] [--sections dag,insertion,agreement]
+          [--timeout S] [--sections dag,insertion,agreement,limit] [--limit-on dag:10x3,chairs:1000,org:10000]
 """
 
 from __future__ import annotations
@@ -126,6 +131,8 @@ def insertion_database(workload: str, n: int) -> tuple[Database, str]:
 
 
 def child(kind: str, args: list[str]) -> dict:
+    if kind.startswith("limit:"):
+        return limit_child(kind, args)
     t0 = time.perf_counter()
     if kind.startswith("dag-"):
         w, k = map(int, args)
@@ -174,6 +181,40 @@ def child(kind: str, args: list[str]) -> dict:
         "load": load,
         "count": count,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def limit_child(kind: str, args: list[str]) -> dict:
+    """``propose`` with one method and a limit (or none: ``all``), and the work its tableau did:
+    literals put on branches over every pass of the deepening."""
+    from unittest import mock
+
+    from nablog.solver import tableaux
+
+    _, method, limit = kind.split(":")
+    if args[0] == "dag":
+        db, request = Database(parse(TC), {"e": layered_dag(int(args[1]), int(args[2]))}), "-tc(s,t)."
+    else:
+        db, request = insertion_database(args[0], int(args[1]))
+    db.python_model()
+    db.violations()
+    made = []
+    original = tableaux.update_tableau
+
+    def keep(*a, **k):
+        made.append(original(*a, **k))
+        return made[-1]
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    with mock.patch.object(tableaux, "update_tableau", keep):
+        proposal = db.propose(request, method=method, limit=None if limit == "all" else int(limit), timeout=TIMEOUT, families=False)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0,
+        "count": len(proposal),
+        "answer": proposal.status,
+        "sizes": sorted({r.size for r in proposal}),
+        "steps": sum(t.tableau.steps for t in made),
     }
 
 
@@ -262,6 +303,36 @@ def insertion_section(workloads: list[tuple[str, int]], timeout: float) -> dict:
     return data
 
 
+LIMITS = ("1", "10", "100")
+
+
+def limit_section(instances: list[list[str]], timeout: float) -> dict:
+    """``--limit N`` with the tableaux method (deepening by size) against the whole enumeration,
+    which is what ``propose`` did before for any limit: CPU seconds and the ratio, and the
+    literals the tableau put on branches."""
+    rows, data = [], {}
+    for args in instances:
+        name = f"DAG {args[1]}x{args[2]}" if args[0] == "dag" else f"{args[0]} {int(args[1]):,}"
+        got = {limit: measure(f"limit:tableaux:{limit}", args, timeout) for limit in ("all", *LIMITS)}
+        for limit, m in got.items():
+            print(f"  {name} limit {limit}: {json.dumps(m)}", flush=True)
+        data[name] = got
+        full = got["all"]
+        sizes = full.get("sizes") or ["-"]
+        row = [name, f"{full.get('count', '-')} ({full.get('answer', '-')})", f"{sizes[0]}..{sizes[-1]}", f"{fmt(full, 'cpu')} ({full['steps']:,})" if "steps" in full else fmt(full, "cpu")]
+        for limit in LIMITS:
+            m = got[limit]
+            row.append(f"{fmt(m, 'cpu')} ({m['steps']:,})" if "steps" in m else fmt(m, "cpu"))
+            row.append(f"{m['cpu'] / full['cpu']:.2f}" if m.get("status") == full.get("status") == "ok" else ratio(m, full, "cpu"))
+        rows.append(row)
+    print_table(
+        "--limit with the tableaux method, deepening by size, against the whole enumeration (CPU seconds (literals on branches); ratio limited / all)",
+        ["instance", "realizations", "sizes", "all", *(x for n in LIMITS for x in (f"limit {n}", f"{n}/all"))],
+        rows,
+    )
+    return data
+
+
 def agreement_section() -> dict:
     example_2 = "p :- a, e. q :- a, f. p :- b, f. q :- b, e. p :- q. q :- a. #base b/0. a. e. f. :- b."
     cases = [
@@ -297,7 +368,8 @@ def main() -> None:
     parser.add_argument("--org", default="10000,100000,1000000", help="org chart sizes (facts)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per measurement")
     parser.add_argument("--peer-max", type=float, default=1e6, help="largest number of explanations the peer is run on")
-    parser.add_argument("--sections", default="dag,insertion,agreement", help="which sections to run")
+    parser.add_argument("--sections", default="dag,insertion,agreement,limit", help="which sections to run")
+    parser.add_argument("--limit-on", default="dag:3x3,dag:4x2,chairs:1000,org:10000,org:100000", help="instances of the limit section")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1:])))
@@ -314,6 +386,9 @@ def main() -> None:
         results["insertion"] = insertion_section(workloads, args.timeout)
     if "agreement" in sections:
         results["agreement"] = agreement_section()
+    if "limit" in sections:
+        instances = [[kind, *size.split("x")] for kind, size in (x.split(":") for x in args.limit_on.split(",") if x)]
+        results["limit"] = limit_section(instances, args.timeout)
     print(f"\nsaved to {save_results('tableaux', results)}")
     print("(figures are from a shared machine: compare the ratios within a run, not across runs)")
 

@@ -16,6 +16,7 @@ pseudo-terminal in tests::
 from __future__ import annotations
 
 import shutil
+import textwrap
 from typing import Callable, TextIO
 
 from .solver import Proposal, Realization
@@ -34,7 +35,8 @@ def columns(realizations: list[Realization], first: int, width: int) -> list[str
             lines[0] += f" × {len(r.family):,} (a family)"
         lines += [f"  {line}" for line in r.changes.lines()]
         if r.family is not None:
-            lines.append(f"  where {r.family.condition}")
+            # The condition is what tells the members apart: wrapped, not cut at the column's end.
+            lines += textwrap.wrap(f"where {r.family.condition}", col, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
         lines.append("  side effects:" if r.side_effects else "  no side effects")
         lines += [f"    {line}" for line in r.side_effects.lines()]
         blocks.append([_fit(line, col) for line in lines])

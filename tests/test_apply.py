@@ -243,7 +243,7 @@ def test_split_predicates_report_each_change_once():
 def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value():
     import io
 
-    from nablog.interactive import choose
+    from nablog.interactive import choose, columns
 
     db = Database.from_files(EXAMPLES / "chairs.lp")
     proposal = db.propose("+staff_chair(aravindan, gerhard).", candidates="herbrand")
@@ -252,6 +252,9 @@ def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value():
     chosen = choose(proposal, lambda current: current, lambda prompt: (out.write(prompt), next(answers))[1], out)
     text = out.getvalue()
     assert "[2] 3 changes × 5 (a family)" in text
+    # The condition is wrapped in its column, whole.
+    column = [line.split("|")[1].strip() for line in columns(proposal.realizations[:3], 1, 100)[4:9]]
+    assert column == ["where D any value or a new", "one, without group_chair(D,", "gerhard) or", "staff_group(aravindan, D)", "now (5 values)"]
     assert "no member has D=infor7" in text
     assert chosen.changes.lines() == ["+group_chair(infor3, gerhard)", "+staff_group(aravindan, infor3)", "-group_chair(infor2, gerhard)"]
     assert chosen.family is None

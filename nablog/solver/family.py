@@ -15,12 +15,9 @@ department chosen, say).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from ..lang import Atom, Var, constant_sort_key, format_constant
-
-if TYPE_CHECKING:
-    from ..engines.lookup import ModelIndex
+from ..lang import Atom, Var, constant_sort_key
 
 ChangeSet = tuple[tuple[Atom, ...], tuple[Atom, ...]]  # (insert, delete), each sorted
 FAMILY_MIN = 3
@@ -38,6 +35,7 @@ class Family:
     parameter: Var
     bindings: tuple[tuple, ...]
     condition: str = ""
+    where: object = None  # the structured condition (condition.Condition) that ``condition`` words
     interchangeable: bool = False  # the orbit of one realization under swapping interchangeable values
 
     def __len__(self) -> int:
@@ -115,39 +113,3 @@ def _split(change_sets, indices, least):
 
 def _bind(a: Atom, values: Mapping[Var, object]) -> Atom:
     return Atom(a.pred, tuple(values.get(t, t) if isinstance(t, Var) else t for t in a.args))
-
-
-def family_condition(family: Family, index: ModelIndex) -> str:
-    """The values the family's variables take, in words: as the current facts its deletions need,
-    with the few exceptions, when that describes them exactly; else as a count and examples."""
-    names = ", ".join(v.name for v in family.variables)
-    needs = [a for a in family.pattern[1] if any(isinstance(t, Var) for t in a.args)]
-    covered = {t for a in needs for t in a.args if isinstance(t, Var)}
-    members = set(family.bindings)
-    if needs and covered == set(family.variables):
-        matches = set()
-        for binding in _join(needs, {}, index):
-            matches.add(tuple(binding[v] for v in family.variables))
-            if len(matches) > len(members) + 10:
-                break
-        others = matches - members
-        if members <= matches and len(others) <= 10:
-            text = " and ".join(str(a) for a in needs) + " hold" + ("s" if len(needs) == 1 else "") + " now"
-            if others:
-                shown = sorted({b[0] for b in others}, key=constant_sort_key)
-                text += f", {family.parameter} not " + ", ".join(format_constant(v) for v in shown)
-            return f"{names}: {text} ({len(members):,} values)"
-    first = ", ".join(format_constant(b[0]) for b in family.bindings[:3])
-    return f"{names}: {len(members):,} values ({family.parameter} = {first}{', …' if len(members) > 3 else ''})"
-
-
-def _join(atoms, binding, index):
-    if not atoms:
-        yield binding
-        return
-    a, rest = atoms[0], atoms[1:]
-    pattern = tuple(binding.get(t) if isinstance(t, Var) else t for t in a.args)
-    for row in index.match(a.pred, pattern):
-        extended = dict(binding)
-        if all(extended.setdefault(t, v) == v for t, v in zip(a.args, row) if isinstance(t, Var)):
-            yield from _join(rest, extended, index)

@@ -30,7 +30,8 @@ from ..engines.violations import find_violations
 from ..lang import SPLIT_PREFIX, Atom, Literal, NablogError, Program, QueryError, Var, constant_sort_key, parse_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
-from .family import FAMILY_MIN, Family, family_condition, find_families
+from .condition import family_condition
+from .family import FAMILY_MIN, Family, find_families
 from . import symmetry
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .whole import asp_problem, has_aggregates, whole_problem
@@ -357,6 +358,8 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
                 # realizations (found by the thorough brute-force test): the minimality-test
                 # variant answers instead.
                 materialized=method == "tableaux-materialized" and not violated,
+                # With a limit, deepen by size until the limit's smallest are all found.
+                enough=None if limit is None else lambda: _row_count(found, families) >= limit,
             )
         )
         if not found and enumeration.status == "complete":
@@ -451,7 +454,8 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         verified = verifier.realizes(*ground_family.member(binding))
         return Update() if verified is None else verifier.side_effects(verified[1], verified[2])
 
-    family = replace(family, condition=family_condition(family, index))
+    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, _user_atom)
+    family = replace(family, condition=where.text, where=where)
     family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
     checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
@@ -508,18 +512,27 @@ def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, 
     by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
     (a family counts once), and whether the limit cut any."""
     rows: list[Realization] = []
+    for item in _rows(found, families):
+        if limit is not None and len(rows) >= limit:
+            return rows, True
+        rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
+        if on_realization:
+            on_realization(rows[-1])
+    return rows, False
+
+
+def _rows(found, families: bool):
+    """The rows of :func:`_smallest_first` in order: change sets, and families of alike ones."""
     by_size: dict[int, list] = {}
     for change_set in found:
         by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
     for size in sorted(by_size):
         level = sorted(by_size[size], key=_change_key)
-        for item in find_families(level, FAMILY_MIN if families else len(level) + 1):
-            if limit is not None and len(rows) >= limit:
-                return rows, True
-            rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
-            if on_realization:
-                on_realization(rows[-1])
-    return rows, False
+        yield from find_families(level, FAMILY_MIN if families else len(level) + 1)
+
+
+def _row_count(found, families: bool) -> int:
+    return sum(1 for _ in _rows(found, families))
 
 
 def check_bounds(limit: int | None, timeout: float | None) -> None:

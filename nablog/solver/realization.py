@@ -201,6 +201,7 @@ class Realization:
                 "variables": [v.name for v in self.family.variables],
                 "parameter": self.family.parameter.name,
                 "condition": self.family.condition,
+                "where": self.family.where.to_json() if self.family.where is not None else None,
                 "count": len(self.family),
                 "members": [[format_constant(v) for v in b] for b in self.family.bindings],
                 "side_effects_of": [format_constant(v) for v in self.family.bindings[0]],

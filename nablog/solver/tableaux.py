@@ -12,6 +12,7 @@ subset re-check: ``accept`` is told the realization is certified minimal.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Callable
 
@@ -48,9 +49,16 @@ def enumerate_realizations(
     accept: Callable[[list, str], bool],
     timeout: float | None,
     materialized: bool,
+    enough: Callable[[], bool] | None = None,
 ) -> str:
     """Hand each realization's changes and certificate to ``accept`` (until it returns False);
-    the status: ``complete``, ``stopped`` or ``timeout``."""
+    the status: ``complete``, ``stopped`` or ``timeout``.
+
+    With ``enough`` (asked after each size), the search deepens by size: branches whose
+    hitting set exceeds k changes are closed, for k = 1, 2, …, until ``enough()`` says the
+    realizations found (every one of at most k changes) suffice, or no branch was closed for
+    its size (the search was exhaustive). So ``--limit N`` explores only the tableau within the
+    size of the N smallest realizations, and they are exactly the N smallest."""
     deadline = None if timeout is None else time.monotonic() + timeout
     timed_out = [False]
 
@@ -65,10 +73,18 @@ def enumerate_realizations(
         if materialized
         else "strong minimality (seed 003, Def. 15, 19)"
     )
-    for result in tableau.minimal_realizations(stop):
-        if not accept(list(result.changes), f"{basis}: {result.reason()}"):
+    sizes = [None] if enough is None else itertools.count(1)
+    for size in sizes:
+        for result in tableau.minimal_realizations(stop, size):
+            if not accept(list(result.changes), f"{basis}: {result.reason()}"):
+                return "stopped"
+        if timed_out[0]:
+            return "timeout"
+        if not tableau.cut:
+            return "complete"
+        if enough():
             return "stopped"
-    return "timeout" if timed_out[0] else "complete"
+    return "complete"
 
 
 def request_tableau(

@@ -108,6 +108,8 @@ class HyperTableau:
         self.sizes: list[int] = []  # distinct body literals per clause
         self.complement = complement or (lambda literal: None)
         self.order = order
+        self.cut = False
+        self.steps = 0
         for clause in clauses:
             self.add(clause)
 
@@ -127,12 +129,18 @@ class HyperTableau:
         check: Check | None = None,
         record: Node | None = None,
         stop: Callable[[], bool] | None = None,
+        budget: int | None = None,
+        cost: Callable[[Literal], int] | None = None,
     ) -> Iterator[Branch]:
         """Yield every open finished branch, depth-first, left to right.
 
         ``check`` is asked about each finished branch (see the module docstring); ``record``, a
         root node, receives the whole tree; ``stop`` is polled between steps and ends the
-        exploration when it returns True.
+        exploration when it returns True. With a ``budget``, an alternative that would bring the
+        ``cost`` of the branch's literals above it is not explored (a branch's cost only grows
+        as it is extended, so every open finished branch within the budget is still yielded);
+        ``self.cut`` then says whether any was left out. ``self.steps`` counts the literals put
+        on branches, over every exploration of this tableau (the work done).
         """
         on_branch: set[Literal] = set()
         path: list[Literal] = []
@@ -140,10 +148,15 @@ class HyperTableau:
         count: dict[int, int] = {}
         ready: list[int] = []  # clauses whose body is on the branch, in the order they became so
         nodes: list[Node] = [record] if record is not None else []
+        spent = [0]
+        late: set[int] = set()  # clauses added by `check` during this exploration
+        self.cut = False
 
         def add(literal: Literal) -> None:
             on_branch.add(literal)
             path.append(literal)
+            if cost is not None:
+                spent[0] += cost(literal)
             for k in self.by_body.get(literal, ()):
                 count[k] = count.get(k, 0) + 1
                 if count[k] == self.sizes[k]:
@@ -152,8 +165,16 @@ class HyperTableau:
         def remove(literal: Literal) -> None:
             on_branch.discard(literal)
             path.pop()
+            if cost is not None:
+                spent[0] -= cost(literal)
             for k in self.by_body.get(literal, ()):
                 count[k] -= 1
+
+        def affordable(literal: Literal) -> bool:
+            if budget is None or cost is None or spent[0] + cost(literal) <= budget:
+                return True
+            self.cut = True
+            return False
 
         def select() -> Clause | None:
             """The applicable clause to extend with: not satisfied on the branch; fewest new
@@ -186,7 +207,7 @@ class HyperTableau:
                     if self.complement(h) in on_branch:
                         if nodes:
                             nodes[-1].children.append(Node(h, status="closed", note=f"{self.complement(h)} is on the branch"))
-                    elif h not in alternatives:
+                    elif h not in alternatives and affordable(h):
                         alternatives.append(h)
                 if not alternatives:
                     if nodes:
@@ -200,6 +221,7 @@ class HyperTableau:
                 push(alternatives[0])
 
         def push(literal: Literal) -> None:
+            self.steps += 1
             add(literal)
             if nodes:
                 child = Node(literal)
@@ -218,6 +240,7 @@ class HyperTableau:
                 verdict = check(branch) if check is not None else None
                 if isinstance(verdict, Clause):
                     k = self.add(verdict)
+                    late.add(k)
                     # Its body literals on this branch count already.
                     count[k] = sum(1 for literal in set(verdict.body) if literal in on_branch)
                     if verdict.body and count[k] == self.sizes[k]:
@@ -235,7 +258,12 @@ class HyperTableau:
             while frames:
                 clause, alternatives, tried, mark = frames[-1]
                 pop()
+                dropped = ready[mark:] if late else ()
                 del ready[mark:]
+                # A clause `check` added below this frame whose body is still on the branch stays
+                # applicable (truncating `ready` lost it: the materialized variant then missed
+                # realizations, found by the brute-force property test).
+                ready.extend(k for k in dict.fromkeys(dropped) if k in late and count[k] == self.sizes[k])
                 if tried + 1 < len(alternatives):
                     frames[-1] = (clause, alternatives, tried + 1, mark)
                     push(alternatives[tried + 1])

@@ -243,28 +243,41 @@ class UpdateTableau:
                         return self._deletion_clause(i)
         return None
 
-    def realizations(self, stop: Callable[[], bool] | None = None) -> Iterator[TableauRealization]:
+    def _change(self, literal) -> int:
+        """1 for a literal of HS(b) (a base change), else 0: the cost bounded by ``max_size``."""
+        return 1 if isinstance(literal, Goal) and (literal.sign, literal.atom) in self.candidates else 0
+
+    @property
+    def cut(self) -> bool:
+        """Whether the last exploration left out a branch for asking more than ``max_size`` changes."""
+        return getattr(self.tableau, "cut", False)
+
+    def realizations(self, stop: Callable[[], bool] | None = None, max_size: int | None = None) -> Iterator[TableauRealization]:
         """The accepted hitting sets, streamed depth-first (each once; the materialized variant's
-        may include non-minimal ones, see :meth:`minimal_realizations`)."""
+        may include non-minimal ones, see :meth:`minimal_realizations`). With ``max_size``, a
+        branch is closed as soon as its hitting set would exceed that many changes: HS(b) only
+        grows along a branch, so every accepted hitting set of at most ``max_size`` changes is
+        still found."""
         found: list[TableauRealization] = []
         seen: set[frozenset[Change]] = set()
-        for _ in self.tableau.branches(lambda b: self._check(b, found.append), stop=stop):
+        for _ in self.tableau.branches(lambda b: self._check(b, found.append), stop=stop, budget=max_size, cost=self._change):
             result = found.pop()
             if result.changes in seen:
                 continue
             seen.add(result.changes)
             yield result
 
-    def minimal_realizations(self, stop: Callable[[], bool] | None = None) -> Iterator[TableauRealization]:
+    def minimal_realizations(self, stop: Callable[[], bool] | None = None, max_size: int | None = None) -> Iterator[TableauRealization]:
         """The subset-minimal realizations, streamed: the branches' own for the minimality-test
         variant; for the materialized one each branch's hitting set shrunk to a minimal one
         inside it (each once). By Lemma 5 every minimal realization is some branch's hitting
-        set, so both give every minimal realization and nothing else."""
+        set, so both give every minimal realization and nothing else — with ``max_size``, every
+        one of at most that many changes and none larger."""
         if not self.materialized:
-            yield from self.realizations(stop)
+            yield from self.realizations(stop, max_size)
             return
         found: list[frozenset[Change]] = []
-        for result in self.realizations(stop):
+        for result in self.realizations(stop, max_size):
             # One containing a realization found already is not minimal, and (Lemma 5) every
             # minimal one inside it is some branch's own hitting set: skipped without a test.
             if any(f <= result.changes for f in found):

@@ -113,7 +113,7 @@ def test_a_limit_on_a_folded_proposal_gives_a_prefix_and_the_family_is_an_orbit(
     db = org_chart(100, 3)
     full = db.propose(REQUEST)
     assert [r.size for r in full] == [2, 2, 3, 4] and full[3].family.interchangeable
-    assert len(full[3].family) == 98 and full[3].family.condition == "D, V1: dept_head(D, V1) holds now, D not d5, d77 (98 values)"
+    assert len(full[3].family) == 98 and full[3].family.condition == "D any dept other than e5's current dept, whose head V1 is not h77 (98 values)"
     for limit in (1, 2, 3):
         bounded = db.propose(REQUEST, limit=limit)
         assert (bounded.status, bounded.realizations) == ("bounded", full.realizations[:limit])

@@ -52,7 +52,7 @@ def test_the_org_chart_insertion_gives_four_realizations_one_of_them_a_family():
     ]
     family = proposal[3].family
     assert len(family) == 98
-    assert family.condition == "D, V1: dept_head(D, V1) holds now, D not d5, d77 (98 values)"
+    assert family.condition == "D any dept other than e5's current dept, whose head V1 is not h77 (98 values)"
     assert proposal.message == (
         "4 minimal realizations (1 of them family of 98 members); interchangeable values were folded: every realization"
         " of up to 4 changes is listed, larger ones drawing more values of one class were not searched (--no-families,"

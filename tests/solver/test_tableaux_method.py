@@ -174,3 +174,14 @@ def test_the_materialized_variant_over_a_database_violating_a_constraint_finds_e
     expected = {tuple(r.changes.lines()) for r in db.propose("-r.", candidates="herbrand", max_fresh=1, families=False)}
     got = {tuple(r.changes.lines()) for r in db.propose("-r.", method="tableaux-materialized", candidates="herbrand", max_fresh=1, families=False)}
     assert len(expected) == 5 and got == expected
+
+
+def test_regression_a_constraint_clause_added_on_one_branch_applies_to_its_siblings():
+    # Found by the brute-force property test: the deletion clause of `r :- p(a), not c(a, a)`,
+    # added when a finished branch violated `:- r`, was dropped from the applicable clauses on
+    # backtracking although its body (-r) was still on the branch, so the materialized variant
+    # accepted too little and missed {+b(a), +c(1, a), +c(a, a)}.
+    db = Database.from_text("p(X) :- b(a), b(X). r :- p(X), not c(X, a). :- r. #base b/1. #base c/2.", {"b": {(1,)}, "c": set()})
+    expected = [["+b(a)", "+c(1, a)", "+c(a, a)"], ["+b(a)", "+c(a, a)", "-b(1)"]]
+    for method in METHODS:
+        assert lines(db.propose("+p(a).", method=method, candidates="herbrand", max_fresh=1)) == expected, method
