@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Set
+from collections.abc import MutableSet, Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Callable, Iterable, Mapping, Sequence
@@ -473,7 +473,11 @@ class Database:
             self._python_model = None if self.engine.name == "python" else new
         for pred, (ins, dele) in changes.items():
             key = stored(pred)
-            rows = self._facts.setdefault(key, set())
+            rows = self._facts.get(key)
+            if not isinstance(rows, MutableSet):
+                # A read-only relation (engine columns, another model's relation): ``-=`` on it
+                # would only rebind the name and lose the change.
+                rows = self._facts[key] = set(rows or ())
             rows -= dele
             rows |= ins
         self._violations = None

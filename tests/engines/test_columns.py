@@ -67,3 +67,17 @@ def test_bad_columns_are_refused_clearly():
         Columns([])
     with pytest.raises(TypeError, match="not a nablog constant: 1.5"):
         get_engine("python").evaluate(TC, {"e": Columns([np.array([1.5]), np.array([2])])})
+
+
+def test_commits_to_a_database_built_from_columns_keep_facts_and_model_in_step():
+    # Found by review: ``rows -= dele`` on a read-only Columns rebound a local name and the
+    # commit's change to the facts was lost while the model took it.
+    from nablog import Database
+
+    db = Database.from_text("p(X) :- e(X, Y). #base e/2.", {"e": Columns([np.array([1, 2]), np.array([5, 6])])})
+    db.commit(insert=["e(3, 7)"])
+    assert set(db.facts["e"]) == {(1, 5), (2, 6), (3, 7)}
+    db.commit(delete=["e(1, 5)"])
+    db.commit(insert=["e(1, 5)"], delete=["e(3, 7)"])
+    assert set(db.facts["e"]) == {(1, 5), (2, 6)}
+    assert set(db.model()["p"]) == {(1,), (2,)}
