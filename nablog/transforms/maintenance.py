@@ -96,12 +96,12 @@ def maintenance_rules(program: Program, only_new: bool = False) -> Program:
             for b in rule.body:
                 if isinstance(b, Literal) and b.atom.pred not in defined:
                     base.setdefault(b.atom.pred, b.atom.arity)
-        out += [d for rule in own for d in _deletions(rule)]
+        out += [d for rule in own for d in deletion_rules(rule)]
         out.append(Rule((renamed(NEW, head),), (Literal(head), Literal(renamed(DEL, head), False))))  # (N1)
         for name, arity in base.items():  # (N')
             x = _general(name, arity)
             out.append(Rule((renamed(NEW, x),), (Literal(x), Literal(renamed(DEL, x), False))))
-        out += [_rederivation(rule) for rule in own]  # (R)
+        out += [rederivation_rule(rule) for rule in own]  # (R)
         out.append(Rule((renamed(NEW, head),), (Literal(renamed(RED, head)),)))  # (N2)
         out += [i for rule in own for i in _insertions(rule, defined if only_new else set())]
         out.append(Rule((renamed(NEW, head),), (Literal(renamed(INS, head)),)))  # (N3)
@@ -121,7 +121,7 @@ def maintenance_rules(program: Program, only_new: bool = False) -> Program:
     return Program(tuple(unique))
 
 
-def _deletions(rule: Rule) -> list[Rule]:
+def deletion_rules(rule: Rule) -> list[Rule]:
     """(Dᵢ) for each literal: its delta (``del__`` if positive, ``ins__`` if negated, §4.2) with the
     old state of every other literal."""
     return _delta_rules(rule, DEL, INS, lambda element: element)
@@ -159,7 +159,7 @@ def _projects(literal: Literal) -> bool:
     return any(v.name == "_" for v in literal.variables())
 
 
-def _rederivation(rule: Rule) -> Rule:
+def rederivation_rule(rule: Rule) -> Rule:
     """(R): an overestimated deletion that the rule derives again over the new state."""
     return Rule((renamed(RED, rule.head[0]),), (Literal(renamed(DEL, rule.head[0])), *map(_new, rule.body)))
 
@@ -168,4 +168,4 @@ def _new(element: Literal | Comparison) -> Literal | Comparison:
     return Literal(renamed(NEW, element.atom), element.positive) if isinstance(element, Literal) else element
 
 
-__all__ = ["MINUS", "PLUS", "RED", "maintenance_rules", "renamed"]
+__all__ = ["MINUS", "PLUS", "RED", "deletion_rules", "maintenance_rules", "rederivation_rule", "renamed"]
