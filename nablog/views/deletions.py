@@ -139,19 +139,23 @@ class Deletions:
             if len(env.get(bodies[0].steps[0][1], _EMPTY)):
                 body = cheapest(bodies, old)
                 push(body.pred[len(DEL):], body.solutions(old, None))
+        # One join order per rule for the whole run: they differ from the second relation on,
+        # whose size one commit's deletions hardly change.
+        checks = {p: [cheapest(bodies, check).solutions for bodies in group] for p, group in self.check.items()}
+        propagations = {p: [(b.pred[len(DEL):], b.solutions) for b in (cheapest(bodies, old) for bodies in group)] for p, group in self.propagate.items()}
         while heap:
             level, _, pred, row = heapq.heappop(heap)
             if row in kept[pred] or row in deleted[pred]:
                 continue
             for view in below.values():
                 view.below = level
-            if any(cheapest(bodies, check).solutions(check, [row]) for bodies in self.check[pred]):
+            first = [row]
+            if any(solutions(check, first) for solutions in checks[pred]):
                 kept[pred].add(row)  # in the new model, for good: see the module docstring
                 continue
             deleted[pred].add(row)
-            for bodies in self.propagate.get(pred, ()):
-                body = cheapest(bodies, old)
-                push(body.pred[len(DEL):], body.solutions(old, [row]))
+            for head, solutions in propagations.get(pred, ()):
+                push(head, solutions(old, first))
         return {DEL + p: rows for p, rows in deleted.items()}
 
 

@@ -313,12 +313,13 @@ class LivePlan:
         indexes a caller keeping the relations can build before the first commit."""
         return probes((b for _, planned in self.strata for _, bodies in planned for b in bodies), self.virtual)
 
-    def run(self, env: dict, order: list | None = None) -> dict:
+    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
         returns a copy of ``env`` with every predicate of the program added (given rows of a
-        predicate with rules are kept, never changed in place). ``order``, when given, receives
-        ``(predicate, row)`` for each row added, in the order they were derived (each from rows
-        added before it or given)."""
+        predicate with rules are kept, never changed in place). ``note[p]``, for the predicates
+        given, is called with each row added to ``p``, in the order rows are derived (each from
+        rows added before it or given)."""
+        note = note or {}
         env = dict(env)
         for heads, planned in self.strata:
             for pred in heads:
@@ -332,12 +333,12 @@ class LivePlan:
                     continue  # an empty positive literal (a delta of a commit that has none)
                 # The first pass starts each rule from its smallest positive literal.
                 body = cheapest(bodies, env)
-                target, found = env[body.pred], delta[body.pred]
+                target, found, noted = env[body.pred], delta[body.pred], note.get(body.pred)
                 for row in body.solutions(env, None):
                     if target.add(row):
                         found.append(row)
-                        if order is not None:
-                            order.append((body.pred, row))
+                        if noted:
+                            noted(row)
             while any(delta.values()):
                 fresh: dict[str, list] = {p: [] for p in heads}
                 for starts, _ in planned:
@@ -346,12 +347,12 @@ class LivePlan:
                         if not rows:
                             continue
                         body = cheapest(orders, env)
-                        target, found = env[body.pred], fresh[body.pred]
+                        target, found, noted = env[body.pred], fresh[body.pred], note.get(body.pred)
                         for row in body.solutions(env, rows):
                             if target.add(row):
                                 found.append(row)
-                                if order is not None:
-                                    order.append((body.pred, row))
+                                if noted:
+                                    noted(row)
                 delta = fresh
         return env
 

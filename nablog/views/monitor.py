@@ -234,8 +234,7 @@ class Monitor:
         self._levels = _Levels()
         for (layer, _), inputs, d in zip(self.layers, self._inputs, self._deletions):
             if d is not None:  # the layer evaluated here, each tuple's level its place in the derivation order
-                self._levels.update({p: {} for p in layer.derived})
-                result = d[1].run({p: state[p] for p in inputs if p in state}, self._levels)
+                result = d[1].run({p: state[p] for p in inputs if p in state}, self._levels.numbering(layer.derived))
                 state.update({p: result[p] for p in layer.derived if p in self._kept})
         self._live = None if version is None else (version, state)
         return state
@@ -259,7 +258,7 @@ class Monitor:
         and of those the commit removes brought up to date."""
         if deletions is None:
             return plan.run(env)
-        result = plan.run({**env, **deletions[0].run(env, self._levels)}, self._levels)
+        result = plan.run({**env, **deletions[0].run(env, self._levels)}, self._levels.numbering(deletions[0].heads, NEW))
         for p in deletions[0].heads:
             levels = self._levels[p]
             for row in result.get(MINUS + p, ()):
@@ -389,20 +388,24 @@ class Monitor:
 
 
 class _Levels(dict):
-    """Per predicate of a recursive layer, each tuple's level (views/deletions.py): numbered in
-    the order :meth:`LivePlan.run` adds them (it calls ``append``), the tuples a commit adds to
-    ``new__p`` above every level given before; rows of other relations are not numbered."""
+    """Per predicate of a recursive layer, each tuple's level (views/deletions.py), numbered in
+    the order :meth:`LivePlan.run` derives them (:meth:`numbering`): levels given later are higher."""
 
     def __init__(self):
         super().__init__()
         self.last = 0
 
-    def append(self, added: tuple[str, tuple]) -> None:
-        pred, row = added
-        levels = self.get(pred[len(NEW):] if pred.startswith(NEW) else pred)
-        if levels is not None and (pred.startswith(NEW) or pred in self):
-            self.last += 1
-            levels[row] = self.last
+    def numbering(self, preds: Iterable[str], prefix: str = "") -> dict:
+        """For :meth:`LivePlan.run`'s ``note``: each row added to ``prefix + p`` gets the next level."""
+
+        def number(levels: dict) -> Callable[[tuple], None]:
+            def note(row: tuple) -> None:
+                self.last += 1
+                levels[row] = self.last
+
+            return note
+
+        return {prefix + p: number(self.setdefault(p, {})) for p in preds}
 
 
 def relevant_rules(rules: Program, views: Iterable[str]) -> Program:
