@@ -307,18 +307,44 @@ def overestimates(name: str, edges: set, ops: list) -> list[list[str]]:
     monitor.warm({"edge": edges}, model, 0)  # the kept relations and their indexes, as a subscription builds them
     gc.collect()
     state = monitor._live[1]
-    plan = monitor._plans[0]
     rows = []
     for kind in ("insert", "delete"):
         edge = next(e for k, e in ops if k == kind)
         if kind == "delete" and edge not in edges:
             continue
         start = time.perf_counter()
-        env = plan.run({**state, ("ins__edge" if kind == "insert" else "del__edge"): Relation({edge})})
+        env = monitor._run_layer(monitor._plans[0], monitor._deletions[0], {**state, ("ins__edge" if kind == "insert" else "del__edge"): Relation({edge})})
         took = time.perf_counter() - start
         counts = {p: len(env.get(p + "closure", ())) for p in ("ins__", "del__", "red__", "plus__", "minus__")}
         rows.append([name, kind, f"{len(model['closure']):,}", *(f"{counts[p]:,}" for p in counts), f"{took * 1000:.1f}"])
     return rows
+
+
+def probe_stream(name: str, edges: set, ops: list) -> list[list[str]]:
+    """Commit to subscriber on a dense closure, ``materialized``, 1 subscriber: p50 and p99 per
+    kind against the issue's targets."""
+    lat = latencies(edges, ops, "materialized", 1)
+    rows = []
+    for kind, bound in (("insert", 5.0), ("delete", 50.0)):
+        p50 = statistics.median(lat[kind]) * 1000
+        rows.append([name, kind, str(len(lat[kind])), f"{p50:.2f}", f"{pct(lat[kind], 0.99) * 1000:.2f}", f"<= {bound:g}", "met" if p50 <= bound else "missed"])
+    return rows
+
+
+def probe(args, results: dict) -> None:
+    """Only the probe graph: what the rules derive for one insert and one delete, then a stream."""
+    name = f"G({args.probe_gnp_nodes}, {args.gnp_p:g})"
+    edges = gnp(args.probe_gnp_nodes, args.gnp_p)
+    over = overestimates(name, edges, stream(edges, 2))
+    print_table(
+        "materialized on a dense closure, one commit: tuples the rules derive vs the net change (ms: the rules alone)",
+        ["graph", "op", "closure", "ins__", "del__", "red__", "plus__", "minus__", "ms"],
+        over,
+    )
+    rows = probe_stream(name, edges, stream(edges, args.probe_commits))
+    print_table("commit -> subscriber, materialized, 1 subscriber (ms)", ["graph", "op", "commits", "p50", "p99", "target p50", ""], rows)
+    results["overestimates"], results["probe"] = over, rows
+    print(f"saved {save_results('monitor', results)}")
 
 
 def main() -> None:
@@ -331,6 +357,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dense-edges", type=int, default=6000, help="a G(n, p) with more edges is measured by dense_cause only")
     parser.add_argument("--probe-gnp-nodes", type=int, default=1600, help="also run one insert and one delete of Algorithm 1 on G(this, p), a dense closure that fits in memory (0: none)")
+    parser.add_argument("--probe-commits", type=int, default=20, help="single-edge commits streamed (materialized, 1 subscriber) on the probe graph")
+    parser.add_argument("--probe-only", action="store_true", help="run only the G(--probe-gnp-nodes, p) probe: the rules' sizes and the commit stream")
     parser.add_argument("--pydbsp-python", help="a Python (3.12+) with pydbsp installed: run the pydbsp peer with it")
     parser.add_argument("--pydbsp-edges", type=int, default=1000, help="edges of the small sparse graph pydbsp can load")
     parser.add_argument("--pydbsp-timeout", type=float, default=240.0, help="seconds the pydbsp child may take per graph")
@@ -338,6 +366,9 @@ def main() -> None:
     if args.quick:
         args.gnp_nodes, args.sparse_edges, args.pydbsp_edges, args.commits, args.repeats, args.probe_gnp_nodes = 600, 2000, 300, 10, 1, 0
     results = {"environment": environment()}
+    if args.probe_only:
+        probe(args, results)
+        return
     rows = section_5(args.repeats)
     print_table(
         "seed 001 §5 shape: 283 modules, 1,630 procedures, one inserted import link (ms, state kept between commits; ratio = recompute / mode)",

@@ -636,16 +636,16 @@ class Evaluator:
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
-            if rounds <= HASH_ROUND:
-                # Deduplicate by a key set instead of searching the runs, when this fixpoint
-                # derived most of the relation (not a small update of a large one): an exact
-                # bitmap as soon as the relation is large (a gather a key; email-Eu-core derives
-                # most of its 24 M derivations in rounds 2 and 3), a Bloom filter only in a deep
-                # fixpoint (it costs more to fill than a few rounds' searches).
-                for p in plan.predicates:
-                    rel = self.relation(p)
-                    if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
-                        self.rels[p] = RunRelation.keyed(rel, exact_only=rounds < HASH_ROUND)
+            # Deduplicate by a key set instead of searching the runs, once the relation is large
+            # and this fixpoint derived most of it (not a small update of a large one): an exact
+            # bitmap at once (a gather a key; email-Eu-core derives most of its 24 M derivations
+            # in rounds 2 and 3), a Bloom filter only in a deep fixpoint (it costs more to fill
+            # than a few rounds' searches; the closure of a sparse graph of 10^4 edges passes
+            # 65,536 tuples after round 7 of 47).
+            for p in plan.predicates:
+                rel = self.relation(p)
+                if len(rel) >= HASH_MIN and 2 * grown.get(p, 0) >= len(rel) and rel.packed and rel.arity:
+                    self.rels[p] = RunRelation.keyed(rel, exact_only=rounds < HASH_ROUND)
             instances = []
             for rule, positions in plan.recursive_rules:
                 for i in positions:
@@ -716,7 +716,7 @@ def _repeat_pattern(atom: Atom):
                 seen[t] = i
 
 
-HASH_ROUND, HASH_MIN = 4, 65_536  # from this round, relations this large are deduplicated by a key set (smaller ones are searched in cache)
+HASH_ROUND, HASH_MIN = 4, 65_536  # relations this large get a key set (a Bloom filter only from this round; smaller ones are searched in cache)
 STARTS_PER_ROW, STARTS_MIN = 8, 65_536  # id_starts (8 bytes a constant) for relations with rows >= (constants - MIN) / PER_ROW
 DEDUP_KEYS = 2_000_000  # distinct derived tuples deduplicated against a relation at once (16 MB of keys)
 CHUNK_ROWS = 200_000  # rows of an intermediate join result evaluated at once (500,000 took 17% more memory on email-Eu-core, no less time)

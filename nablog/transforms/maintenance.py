@@ -65,22 +65,21 @@ def maintenance_rules(program: Program, only_new: bool = False) -> Program:
     Body predicates without rules in ``program`` are treated as base relations: they get (N′) and
     (N″), and their ``ins__``/``del__`` relations are the inputs of the maintenance program.
 
-    ``only_new`` adds ``not r(..)`` beside each ``ins__r(..)`` of a predicate ``r`` the program
-    defines, in the (Iᵢ) rules: an insertion already in the old state derives nothing further
-    there. As written, (Iᵢ) derives every pair a change reaches — anc(a) × desc(b) for one edge
-    (a, b) of a transitive closure, 24.7 M tuples on a dense graph for a net change of none.
-    The differentials stay exact: a tuple new to the state has a derivation with a body tuple new
-    to it (the recursion is positive within a layer, lower layers' deltas are net), so every new
-    tuple is still in ``ins__p``; an old tuple true again is in ``red__p`` (R reads the complete
-    ``new__`` state), which is what (E2) needs. ``ins__p`` then holds the new tuples and some old
-    ones, no longer all the derivations through an inserted fact.
+    ``only_new`` adds ``not p(..)``, the head in the old state, to each (Iᵢ) rule: ``ins__p`` holds
+    the tuples new to ``p`` only. As written, (Iᵢ) derives every pair a change reaches — anc(a) ×
+    desc(b) for one edge (a, b) of a transitive closure, 24.7 M tuples on a dense graph for a net
+    change of none; so, an old tuple derived again derives nothing further. The differentials stay
+    exact: a tuple new to the state has a derivation with a body tuple new to it (the recursion is
+    positive within a layer, lower layers' deltas are net), which by induction is in ``ins__``, so
+    the tuple is derived by that literal's (Iᵢ); an old tuple true again is in ``red__p`` ((R)
+    reads the complete ``new__`` state), which is what (E2) needs, and (E1) is then ``ins__p``.
 
     >>> from nablog.lang import parse
     >>> rules = maintenance_rules(parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y)."), only_new=True)
     >>> print(Program(tuple(r for r in rules.rules if r.head[0].pred == "ins__closure")))
-    ins__closure(X, Y) :- ins__edge(X, Y).
-    ins__closure(X, Y) :- ins__edge(X, Z), new__closure(Z, Y).
-    ins__closure(X, Y) :- new__edge(X, Z), ins__closure(Z, Y), not closure(Z, Y).
+    ins__closure(X, Y) :- ins__edge(X, Y), not closure(X, Y).
+    ins__closure(X, Y) :- ins__edge(X, Z), new__closure(Z, Y), not closure(X, Y).
+    ins__closure(X, Y) :- new__edge(X, Z), ins__closure(Z, Y), not closure(X, Y).
     """
     rules = [r for r in program.rules if not r.is_fact()]
     defined = {r.head[0].pred for r in rules}
@@ -96,14 +95,14 @@ def maintenance_rules(program: Program, only_new: bool = False) -> Program:
             for b in rule.body:
                 if isinstance(b, Literal) and b.atom.pred not in defined:
                     base.setdefault(b.atom.pred, b.atom.arity)
-        out += [d for rule in own for d in _deletions(rule)]
+        out += [d for rule in own for d in deletion_rules(rule)]
         out.append(Rule((renamed(NEW, head),), (Literal(head), Literal(renamed(DEL, head), False))))  # (N1)
         for name, arity in base.items():  # (N')
             x = _general(name, arity)
             out.append(Rule((renamed(NEW, x),), (Literal(x), Literal(renamed(DEL, x), False))))
-        out += [_rederivation(rule) for rule in own]  # (R)
+        out += [rederivation_rule(rule) for rule in own]  # (R)
         out.append(Rule((renamed(NEW, head),), (Literal(renamed(RED, head)),)))  # (N2)
-        out += [i for rule in own for i in _insertions(rule, defined if only_new else set())]
+        out += [i for rule in own for i in _insertions(rule, only_new)]
         out.append(Rule((renamed(NEW, head),), (Literal(renamed(INS, head)),)))  # (N3)
         for name, arity in base.items():  # (N'')
             x = _general(name, arity)
@@ -121,20 +120,21 @@ def maintenance_rules(program: Program, only_new: bool = False) -> Program:
     return Program(tuple(unique))
 
 
-def _deletions(rule: Rule) -> list[Rule]:
+def deletion_rules(rule: Rule) -> list[Rule]:
     """(Dᵢ) for each literal: its delta (``del__`` if positive, ``ins__`` if negated, §4.2) with the
     old state of every other literal."""
     return _delta_rules(rule, DEL, INS, lambda element: element)
 
 
-def _insertions(rule: Rule, only_new: set[str]) -> list[Rule]:
+def _insertions(rule: Rule, only_new: bool) -> list[Rule]:
     """(Iᵢ) for each literal: its delta (``ins__`` if positive, ``del__`` if negated, §4.2) with the
-    new state of every other literal; ``ins__r`` of a predicate in ``only_new`` without its old
-    tuples (see :func:`maintenance_rules`)."""
-    return _delta_rules(rule, INS, DEL, _new, only_new)
+    new state of every other literal; with ``only_new``, for heads not in the old state (see
+    :func:`maintenance_rules`)."""
+    out = _delta_rules(rule, INS, DEL, _new)
+    return [Rule(r.head, r.body + (Literal(rule.head[0], False),)) for r in out] if only_new else out
 
 
-def _delta_rules(rule: Rule, same: str, swapped: str, state, only_new: set[str] = frozenset()) -> list[Rule]:
+def _delta_rules(rule: Rule, same: str, swapped: str, state) -> list[Rule]:
     """One rule per body literal: ``same``-prefixed head from that literal's delta (``same`` when
     positive, ``swapped`` when negated) and ``state`` applied to every other element."""
     out = []
@@ -143,8 +143,6 @@ def _delta_rules(rule: Rule, same: str, swapped: str, state, only_new: set[str] 
             continue
         delta = Literal(renamed(same if b.positive else swapped, b.atom))
         body = tuple(delta if j == i else state(other) for j, other in enumerate(rule.body))
-        if b.positive and b.atom.pred in only_new and not _projects(b):
-            body += (Literal(b.atom, False),)  # (an anonymous variable would make it a projection)
         if not b.positive and _projects(b):
             # ``not r(X, _)`` is about every ``r(X, _)``: one changed tuple does not decide it,
             # so the literal keeps its own test (old state for deletions, new for insertions).
@@ -159,7 +157,7 @@ def _projects(literal: Literal) -> bool:
     return any(v.name == "_" for v in literal.variables())
 
 
-def _rederivation(rule: Rule) -> Rule:
+def rederivation_rule(rule: Rule) -> Rule:
     """(R): an overestimated deletion that the rule derives again over the new state."""
     return Rule((renamed(RED, rule.head[0]),), (Literal(renamed(DEL, rule.head[0])), *map(_new, rule.body)))
 
@@ -168,4 +166,4 @@ def _new(element: Literal | Comparison) -> Literal | Comparison:
     return Literal(renamed(NEW, element.atom), element.positive) if isinstance(element, Literal) else element
 
 
-__all__ = ["MINUS", "PLUS", "RED", "maintenance_rules", "renamed"]
+__all__ = ["MINUS", "PLUS", "RED", "deletion_rules", "maintenance_rules", "rederivation_rule", "renamed"]

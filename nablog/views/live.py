@@ -253,7 +253,20 @@ def _orders(rule: Rule, start: int, limit: int = 4) -> list[list]:
     return out
 
 
-def _cheapest(bodies: list["_Body"], env: dict) -> "_Body":
+def bodies_from(rule: Rule, start: int) -> list["_Body"]:
+    """``rule``'s planned join orders from its positive literal number ``start`` (call one with
+    :func:`cheapest`: ``cheapest(bodies, env).solutions(env, rows)``, ``rows`` for that literal)."""
+    slots = {v: i for i, v in enumerate(dict.fromkeys(v for b in rule.body for v in b.variables() if v.name != "_"))}
+    return [_Body(rule, order, slots) for order in _orders(rule, start)]
+
+
+def probes(bodies: Iterable["_Body"], virtual: dict[str, str]) -> set[tuple[str, tuple[int, ...]]]:
+    """The (relation, bound positions) pairs ``bodies`` look up, a view named in ``virtual`` as
+    the relation it shows."""
+    return {(virtual.get(s[1], s[1]), s[2]) for body in bodies for s in body.steps if s[0] != "cmp" and s[2] and not s[6]}
+
+
+def cheapest(bodies: list["_Body"], env: dict) -> "_Body":
     """Of orders of one rule, the one whose first and second relations are smallest now."""
     if len(bodies) == 1:
         return bodies[0]
@@ -290,28 +303,23 @@ class LivePlan:
             heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
             planned = []
             for rule in rules:
-                slots = {v: i for i, v in enumerate(dict.fromkeys(v for b in rule.body for v in b.variables() if v.name != "_"))}
                 count = sum(1 for b in rule.body if isinstance(b, Literal) and b.positive)
-                starts = [[_Body(rule, order, slots) for order in _orders(rule, i)] for i in range(count)]
+                starts = [bodies_from(rule, i) for i in range(count)]
                 planned.append((starts, [b for orders in starts for b in orders]))
             self.strata.append((heads, planned))
 
     def probes(self) -> set[tuple[str, tuple[int, ...]]]:
         """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
         indexes a caller keeping the relations can build before the first commit."""
-        out = set()
-        for _, planned in self.strata:
-            for _, bodies in planned:
-                for body in bodies:
-                    for step in body.steps:
-                        if step[0] != "cmp" and step[2] and not step[6]:
-                            out.add((self.virtual.get(step[1], step[1]), step[2]))
-        return out
+        return probes((b for _, planned in self.strata for _, bodies in planned for b in bodies), self.virtual)
 
-    def run(self, env: dict) -> dict:
+    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
         returns a copy of ``env`` with every predicate of the program added (given rows of a
-        predicate with rules are kept, never changed in place)."""
+        predicate with rules are kept, never changed in place). ``note[p]``, for the predicates
+        given, is called with each row added to ``p``, in the order rows are derived (each from
+        rows added before it or given)."""
+        note = note or {}
         env = dict(env)
         for heads, planned in self.strata:
             for pred in heads:
@@ -324,11 +332,13 @@ class LivePlan:
                 if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
                     continue  # an empty positive literal (a delta of a commit that has none)
                 # The first pass starts each rule from its smallest positive literal.
-                body = _cheapest(bodies, env)
-                target, found = env[body.pred], delta[body.pred]
+                body = cheapest(bodies, env)
+                target, found, noted = env[body.pred], delta[body.pred], note.get(body.pred)
                 for row in body.solutions(env, None):
                     if target.add(row):
                         found.append(row)
+                        if noted:
+                            noted(row)
             while any(delta.values()):
                 fresh: dict[str, list] = {p: [] for p in heads}
                 for starts, _ in planned:
@@ -336,13 +346,15 @@ class LivePlan:
                         rows = delta.get(orders[0].steps[0][1])
                         if not rows:
                             continue
-                        body = _cheapest(orders, env)
-                        target, found = env[body.pred], fresh[body.pred]
+                        body = cheapest(orders, env)
+                        target, found, noted = env[body.pred], fresh[body.pred], note.get(body.pred)
                         for row in body.solutions(env, rows):
                             if target.add(row):
                                 found.append(row)
+                                if noted:
+                                    noted(row)
                 delta = fresh
         return env
 
 
-__all__ = ["LivePlan", "NewState", "Relation", "Unsupported"]
+__all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "probes"]

@@ -43,8 +43,9 @@ from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
-from ..transforms.propagation import DEL, INS
+from ..transforms.propagation import DEL, INS, NEW
 from ..transforms.rod import rod
+from .deletions import Deletions, recursive
 from .live import LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
@@ -108,9 +109,18 @@ class Monitor:
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
+        # materialized: a recursive layer's del__p checked tuple by tuple (views/deletions.py),
+        # with a level per tuple of the layer, given by the layer's rules evaluated once.
+        self._deletions: list[tuple[Deletions, LivePlan] | None] = [None] * len(self.layers)
+        self._levels = _Levels()
         if mode in ("materialized", "rod"):
             try:
-                self._plans = [LivePlan(compiled) for _, compiled in self.layers]
+                self._plans = []
+                for i, (layer, compiled) in enumerate(self.layers):
+                    if mode == "materialized" and recursive(layer):
+                        self._deletions[i] = (Deletions(layer), LivePlan(layer))
+                        compiled = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(DEL):] not in layer.derived or not r.head[0].pred.startswith(DEL)))
+                    self._plans.append(LivePlan(compiled))
                 self._query_plan = LivePlan(self.queries) if self.queries.rules else None
             except Unsupported:
                 self._plans = None
@@ -202,7 +212,7 @@ class Monitor:
             if self._live is not None and self._live[0] == version:
                 return False
             state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
-            for plan in [*self._plans, *([self._query_plan] if self._query_plan else [])]:
+            for plan in [*self._plans, *([self._query_plan] if self._query_plan else []), *(d for d, _ in filter(None, self._deletions))]:
                 for pred, positions in plan.probes():
                     if pred in state:
                         state[pred].lookup(positions, ())  # builds the index
@@ -219,22 +229,41 @@ class Monitor:
             return self._live[1]
         if callable(source):
             source = source()
-        state = {p: Relation(source.get(p, ())) for p in self._kept}
+        levelled = {p for (layer, _), d in zip(self.layers, self._deletions) if d for p in layer.derived}
+        state = {p: Relation(source.get(p, ())) for p in self._kept - levelled}
+        self._levels = _Levels()
+        for (layer, _), inputs, d in zip(self.layers, self._inputs, self._deletions):
+            if d is not None:  # the layer evaluated here, each tuple's level its place in the derivation order
+                result = d[1].run({p: state[p] for p in inputs if p in state}, self._levels.numbering(layer.derived))
+                state.update({p: result[p] for p in layer.derived if p in self._kept})
         self._live = None if version is None else (version, state)
         return state
 
     def _materialized_live(self, state: dict[str, Relation], ins, dele) -> dict:
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         out: dict[str, tuple] = {}
-        for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
+        for (layer, compiled), plan, inputs, d in zip(self.layers, self._plans, self._inputs, self._deletions):
             if not any(len(deltas.get(p, ())) for p in inputs):
                 continue
-            result = plan.run({**{p: state[p] for p in inputs if p in state}, **deltas})
+            result = self._run_layer(plan, d, {**{p: state[p] for p in inputs if p in state}, **deltas})
             for pred in layer.derived:
                 plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
                 deltas[INS + pred], deltas[DEL + pred] = plus, minus
                 out[pred] = (plus.rows, minus.rows)
         return out
+
+    def _run_layer(self, plan: LivePlan, deletions: "tuple[Deletions, LivePlan] | None", env: dict) -> dict:
+        """One layer's maintenance rules over ``env``; a recursive layer's ``del__p`` from
+        :class:`Deletions`, and the levels of the tuples (R) and (Iᵢ) add (above every level given)
+        and of those the commit removes brought up to date."""
+        if deletions is None:
+            return plan.run(env)
+        result = plan.run({**env, **deletions[0].run(env, self._levels)}, self._levels.numbering(deletions[0].heads, NEW))
+        for p in deletions[0].heads:
+            levels = self._levels[p]
+            for row in result.get(MINUS + p, ()):
+                del levels[row]
+        return result
 
     def _advance_live(self, version: int | None, ins: dict, dele: dict, changes: dict) -> None:
         """Apply a commit's true base changes and the derived differentials to the kept relations."""
@@ -356,6 +385,27 @@ class Monitor:
             plus, minus = result.get(PLUS + pred, set()), result.get(MINUS + pred, set())
             deltas[INS + pred], deltas[DEL + pred] = plus, minus
             out[pred] = (plus, minus)
+
+
+class _Levels(dict):
+    """Per predicate of a recursive layer, each tuple's level (views/deletions.py), numbered in
+    the order :meth:`LivePlan.run` derives them (:meth:`numbering`): levels given later are higher."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = 0
+
+    def numbering(self, preds: Iterable[str], prefix: str = "") -> dict:
+        """For :meth:`LivePlan.run`'s ``note``: each row added to ``prefix + p`` gets the next level."""
+
+        def number(levels: dict) -> Callable[[tuple], None]:
+            def note(row: tuple) -> None:
+                self.last += 1
+                levels[row] = self.last
+
+            return note
+
+        return {prefix + p: number(self.setdefault(p, {})) for p in preds}
 
 
 def relevant_rules(rules: Program, views: Iterable[str]) -> Program:
