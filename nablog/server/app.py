@@ -326,6 +326,9 @@ def serve(
         raise NablogError(f"cannot listen on {host}:{port}: {e.strerror}", hint="choose another --port (0 picks a free one)") from None
     sock.listen(128)
     bound = sock.getsockname()[1]
+    # A server answers many requests over one state: the tables every proposal reads are built
+    # before it listens, not in its first client's request.
+    db.prepare()
     app = create_app(db, token, token_for_reads)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
