@@ -35,8 +35,14 @@ command: heads are employees of the parent department (a tree, fan-out 10) and t
 ``+reports_to(e5, h77).`` through ``reports_to(E, H) :- manager(E, H). reports_to(E, H) :-
 manager(E, M), reports_to(M, H).``
 
+The recursive request's realizations are many (one per person who reports to h77, per place on
+e5's chain of command; and larger ones without end): it is answered by bound lookups (see
+nablog/solver/demand.py and ``supported_first``) with status ``bounded``; ``--propose-timeout``
+gives each proposal a timeout, so that "all" is what was listed by then.
+
 Run:  .venv/bin/python bench/propose.py [--workload deletion|insertion|insertion-recursive]
           [--sizes 10000 100000 1000000] [--baseline-timeout 120] [--repeats 3] [--lazy]
+          [--propose-timeout 60]
 """
 
 from __future__ import annotations
@@ -93,8 +99,9 @@ def write_org_chart(n: int, directory: Path, recursive: bool = False) -> Path:
     return program
 
 
-def insertion_child(workload: str, n: int, directory: str, lazy: bool = False) -> dict:
-    """In a child process: load the org chart, then time one proposal, row by row."""
+def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, timeout: float | None = None) -> dict:
+    """In a child process: load the org chart, then time one proposal, row by row (with
+    ``timeout``, each proposal is given that many seconds: status ``timeout`` with what it found)."""
     program = Path(directory) / "org.lp"
     t0 = time.perf_counter()
     db = Database.from_files(program, data=[directory])
@@ -111,13 +118,13 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False) -
     times: list[float] = []
     cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    proposal = db.propose(INSERTION_REQUEST[workload], on_realization=lambda r: (times.append(time.perf_counter() - t0), cpu.append(time.process_time() - c0)))
+    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, on_realization=lambda r: (times.append(time.perf_counter() - t0), cpu.append(time.process_time() - c0)))
     total = time.perf_counter() - t0
     # A second request on the same database, as in a server or a session.
     warm: list[float] = []
     warm_cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    db.propose(WARM_REQUEST[workload], on_realization=lambda r: (warm.append(time.perf_counter() - t0), warm_cpu.append(time.process_time() - c0)))
+    db.propose(WARM_REQUEST[workload], timeout=timeout, on_realization=lambda r: (warm.append(time.perf_counter() - t0), warm_cpu.append(time.process_time() - c0)))
     warm_total = time.perf_counter() - t0
     return {
         "first_cpu": cpu[0] if cpu else None,
@@ -213,7 +220,7 @@ def run_insertion(args) -> int:
             write_org_chart(n, Path(tmp), recursive=args.workload == "insertion-recursive")
             me = [sys.executable, __file__]
             # Times of a few milliseconds on a shared machine: the median of --repeats children.
-            runs = [run_child(me + ["--child", args.workload, str(n), tmp] + (["--lazy"] if args.lazy else []), args.timeout) for _ in range(args.repeats)]
+            runs = [run_child(me + ["--child", args.workload, str(n), tmp] + (["--lazy"] if args.lazy else []) + ([f"--propose-timeout={args.propose_timeout}"] if args.propose_timeout else []), args.timeout) for _ in range(args.repeats)]
             ours = _median_run(runs)
             if n <= args.baseline_max:
                 base = run_child(me + ["--baseline-child", args.workload, str(n), tmp, str(args.baseline_timeout)], args.baseline_timeout + 60)
@@ -336,7 +343,9 @@ r(X, Z) :- m(X, Y), r(Y, Z).
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        print(json.dumps(insertion_child(argv[1], int(argv[2]), argv[3], lazy="--lazy" in argv[4:])))
+        rest = argv[4:]
+        timeout = next((float(a.split("=", 1)[1]) for a in rest if a.startswith("--propose-timeout=")), None)
+        print(json.dumps(insertion_child(argv[1], int(argv[2]), argv[3], lazy="--lazy" in rest, timeout=timeout)))
         return 0
     if argv[:1] == ["--baseline-child"]:
         print(json.dumps(insertion_baseline_child(argv[1], argv[3], float(argv[4]))))
@@ -346,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for each insertion child")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=3, help="deletion: timed requests per size; insertion: children per size (medians shown)")
+    parser.add_argument("--propose-timeout", type=float, default=None, help="seconds for each insertion proposal (status timeout with what it found)")
     parser.add_argument("--baseline-timeout", type=float, default=120.0)
     parser.add_argument("--baseline-max", type=int, default=100_000, help="largest size given to the baseline")
     parser.add_argument("--lazy", action="store_true", help="insertion: do not prepare the state's tables before the first request (it builds them)")

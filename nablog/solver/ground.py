@@ -32,10 +32,10 @@ from ..engines.lookup import ModelIndex
 from ..engines.violations import name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, FdShape, Literal, NablogError, Program, Requirement, Rule, Term, Var, constant_sort_key, fd_shape
 from ..lang import arith
-from ..lang.ast import Aggregate, Interval, term_variables
+from ..lang.ast import Aggregate, term_variables
 
-GroundAtom = tuple[str, tuple]
-"""A ground atom as (predicate, arguments)."""
+from .bindings import GroundAtom, _assignment, _compare, _ground, _order, _pattern, _unify
+from .demand import Demand, request_only
 
 PLUS, MINUS = "+", "-"
 SMALL_RELATION = 100_000
@@ -201,57 +201,6 @@ class _PossibleState:
         return self.index.match(pred, pattern)
 
 
-def _pattern(atom: Atom, binding: Mapping[Var, Constant]) -> tuple | None:
-    """The atom's arguments under a binding, None at unbound variables."""
-    return tuple(
-        (binding.get(t) if t.name != "_" else None) if isinstance(t, Var) else t for t in atom.args
-    )
-
-
-def _unify(atom: Atom, row: tuple, binding: dict[Var, Constant]) -> dict[Var, Constant] | None:
-    out = dict(binding)
-    for term, value in zip(atom.args, row):
-        if isinstance(term, Var):
-            if term.name == "_":
-                continue
-            if term in out:
-                if out[term] != value:
-                    return None
-            else:
-                out[term] = value
-        elif term != value:
-            return None
-    return out
-
-
-def _ground(atom: Atom, binding: Mapping[Var, Constant]) -> GroundAtom:
-    return (atom.pred, tuple(binding[t] if isinstance(t, Var) else t for t in atom.args))
-
-
-def _compare(cmp: Comparison, binding: Mapping[Var, Constant]) -> bool:
-    """A comparison under a binding of all its variables, arithmetic as clingo computes it (a
-    term without a value makes it false; an interval compared with ``=`` is membership)."""
-    if isinstance(cmp.left, Var) and isinstance(cmp.right, Var):  # the common case, kept cheap
-        return cmp.holds(binding[cmp.left], binding[cmp.right])
-    for interval, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
-        if isinstance(interval, Interval):
-            value = arith.evaluate(other, binding)
-            inside = value is not None and value in set(arith.values(interval, binding))
-            return inside if cmp.op == "=" else (value is not None and not inside)
-    left, right = arith.evaluate(cmp.left, binding), arith.evaluate(cmp.right, binding)
-    return left is not None and right is not None and cmp.holds(left, right)
-
-
-def _assignment(cmp: Comparison, binding: Mapping[Var, Constant]) -> tuple[Var, Term] | None:
-    """``V = term`` with V unbound and the term's variables bound: V takes the term's values."""
-    if cmp.op != "=":
-        return None
-    for side, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
-        if isinstance(side, Var) and side.name != "_" and side not in binding and all(v in binding for v in term_variables(other)):
-            return side, other
-    return None
-
-
 def _computed(comparisons, bound: set[Var], unbound: set[Var]) -> list[tuple[Var, Term]]:
     """The variables of ``unbound`` that comparisons ``V = term`` compute, in an order where each
     term's variables are bound or computed before."""
@@ -310,6 +259,7 @@ class Relevance:
         group_fds: bool = False,
         conceal: Callable[[Constant], bool] | None = None,
         visible: Callable[[str, int], set | None] | None = None,
+        supported: bool = False,
     ):
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
@@ -344,6 +294,12 @@ class Relevance:
         read |= {b.atom.pred for _, d in self.denials for b in d.body if isinstance(b, Literal)}
         read |= {c.atom.pred for _, c in self.requirements}
         self.unread = self.derived - read
+        # Request-only predicates (a recursive view read by nothing else): possible changes are
+        # followed only into the atoms a derivation of a goal can use (nablog/solver/demand.py).
+        constrained = {b.atom.pred for _, d in self.denials for b in d.body if isinstance(b, Literal)} | {c.atom.pred for _, c in self.requirements}
+        self.demand = Demand(self, request_only(self.rules, constrained, self.derived))
+        self._work: list[tuple[str, GroundAtom]] = []
+        self._changed: list[tuple[str, GroundAtom]] = []
         self.requested: set[GroundAtom] = set()
         self.state = _PossibleState(index or ModelIndex(model))
         self.herbrand = herbrand
@@ -362,6 +318,11 @@ class Relevance:
         self._fresh_by_round: dict[int, str] = {}
         self._round = 1
         self.deadline: float | None = None
+        # With ``supported``, existential variables take only the values bound lookups give them
+        # (see :meth:`_supported`) and atoms true now are not derived anew; ``generic`` counts
+        # the values of their domains and the goals left out.
+        self.supported = supported
+        self.generic = 0
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -466,6 +427,12 @@ class Relevance:
         comparisons = [b for b in rule.body if isinstance(b, Comparison)]
         computed = _computed(comparisons, set(binding), set(variables))
         free = [v for v in variables if v not in {v for v, _ in computed}]
+        if self.supported:
+            for full in self._supported(rule, free, dict(binding), round_):
+                for complete in _compute(computed, full):
+                    if all(_compare(c, complete) for c in comparisons):
+                        yield complete
+            return
         domains = [self._domain(v, rule, round_) for v in free]
         size = 1
         for d in domains:
@@ -479,6 +446,62 @@ class Relevance:
             for complete in _compute(computed, full):
                 if all(_compare(c, complete) for c in comparisons):
                     yield complete
+
+    def _supported(self, rule: Rule, free: list[Var], binding: dict[Var, Constant], round_: int) -> Iterator[dict[Var, Constant]]:
+        """Bindings of ``free`` to the values that facts true now give them from what is bound
+        already (bound lookups, as magic sets pass bindings sideways: for
+        ``manager(e5, M), reports_to(M, h77)``, M is e5's manager or someone who reports to h77
+        now), or to new constants. The values of a domain left out are counted in ``generic``:
+        a realization through one of them makes every literal naming it true by changes."""
+        if not free:
+            yield binding
+            return
+        positives = [b for b in rule.body if isinstance(b, Literal) and b.positive]
+        best: tuple[int, Var] | None = None
+        for v in free:
+            for lit in positives:
+                if v in lit.atom.args:
+                    bound = sum(1 for t in lit.atom.args if not isinstance(t, Var) or t in binding)
+                    if bound and (best is None or bound > best[0]):
+                        best = (bound, v)
+        fresh = self._fresh_for_round(round_)
+        if best is None:
+            # No literal ties these variables to a bound value: only new constants.
+            for v in free:
+                self.generic += self._domain_estimate(v, rule, round_)
+            for values in itertools.product(fresh, repeat=len(free)):
+                yield {**binding, **dict(zip(free, values))}
+            return
+        v = best[1]
+        found: set = set()
+        for lit in positives:
+            positions = [i for i, t in enumerate(lit.atom.args) if t == v]
+            if not positions or all(isinstance(t, Var) and t not in binding for t in lit.atom.args):
+                continue
+            # Rows true now: rows that candidate changes may add would chain speculative changes
+            # (move new1 into department D, then make someone D's head).
+            for row in self.state.match_now(lit.atom.pred, _pattern(lit.atom, binding)):
+                if all(row[i] == row[positions[0]] for i in positions):
+                    found.add(row[positions[0]])
+        found.difference_update(fresh)
+        if self.conceal is not None:
+            found = {value for value in found if not self.conceal(value)}
+        self.generic += max(0, self._domain_estimate(v, rule, round_) - len(found))
+        rest = [f for f in free if f is not v]
+        for value in sorted(found, key=constant_sort_key) + fresh:
+            yield from self._supported(rule, rest, {**binding, v: value}, round_)
+
+    def _domain_estimate(self, var: Var, rule: Rule, round_: int) -> int:
+        """The size of ``var``'s domain (without fresh constants), or for large relations an upper
+        bound without listing it (at 1e6 constants, listing a position's values decodes the whole
+        dictionary)."""
+        if self.herbrand:
+            return len(self.universe)
+        places = {(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if t == var}
+        bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
+        if bound > SMALL_RELATION:
+            return bound
+        return len(self._domain(var, rule, round_)) - len(self.problem.fresh)  # (this round's fresh one is made already)
 
     # -- the search ---------------------------------------------------------------------------------
 
@@ -515,6 +538,7 @@ class Relevance:
             goals[key] = round_
             if a[0] in self.derived:
                 agenda.append(key)
+                self.demand.ask(a)
             elif (sign == PLUS) != self.state.now(a):
                 # A base fact to insert (absent now) or delete (present now) is a candidate change.
                 candidates[key] = None
@@ -602,6 +626,12 @@ class Relevance:
             if sign == PLUS:
                 if self.state.certainly_true(a):
                     return
+                if self.supported and self.state.now(a):
+                    # True now, but a candidate may break it: deriving it anew is left out of
+                    # the search by bound lookups (at 1e6 facts, every one of 11,000 people below
+                    # h77 asked again for each of them).
+                    self.generic += 1
+                    return
                 for full in self.hypothetical_instances(rule, binding, round_):
                     for b in rule.body:
                         if isinstance(b, Literal):
@@ -653,19 +683,33 @@ class Relevance:
             out.add(tuple(row))
         return [(atom.pred, row) for row in sorted(out, key=lambda r: [constant_sort_key(v) for v in r])]
 
+    def _add(self, sign: str, a: GroundAtom) -> bool:
+        """Record a possible change (to be propagated); a row that may become true continues
+        the demand's walks waiting for it."""
+        if not self.state.add(sign, a):
+            return False
+        self._changed.append((sign, a))
+        self._work.append((sign, a))
+        if sign == PLUS:
+            self.demand.row_added(a)
+        return True
+
     def _propagate(self, seeds: list[tuple[str, GroundAtom]]) -> list[tuple[str, GroundAtom]]:
-        """Add candidate changes to the possible state and derive every atom they may change."""
+        """Add candidate changes to the possible state and derive every atom they may change
+        (of request-only predicates, every demanded atom)."""
         changed: list[tuple[str, GroundAtom]] = []
         work: list[tuple[str, GroundAtom]] = []
+        self._changed, self._work = changed, work
         for sign, a in seeds:
-            if self.state.add(sign, a):
-                changed.append((sign, a))
-                work.append((sign, a))
+            self._add(sign, a)
         steps = 0
-        while work:
+        while work or self.demand.queue:
             steps += 1
             if steps % 4096 == 0 and self._late():
                 return changed
+            if self.demand.queue:
+                self.demand.serve()
+                continue
             sign, a = work.pop()
             for rule, i in self.by_body.get(a[0], ()):
                 literal = rule.body[i]
@@ -679,9 +723,9 @@ class Relevance:
                             continue
                         if (new_sign == PLUS and self.state.now(h)) or (new_sign == MINUS and not self.state.now(h)):
                             continue
-                        if self.state.add(new_sign, h):
-                            changed.append((new_sign, h))
-                            work.append((new_sign, h))
+                        if h[0] in self.demand.predicates and not self.demand.demanded(h):
+                            continue  # recomputed if it is demanded later
+                        self._add(new_sign, h)
         return changed
 
     def _instances_through(self, rule: Rule, i: int, a: GroundAtom, possible: bool) -> Iterator[dict[Var, Constant]]:
@@ -841,6 +885,30 @@ class Relevance:
                         problem.rules.append((a, tuple(pos), tuple(neg)))
 
 
+GENERIC_BUDGET = 2_000
+"""How many values of existential domains a search by bound lookups may leave out and still be
+followed by the search over whole domains: each value left out becomes goals of its own there,
+whose domains are as large (a recursive view: quadratic)."""
+
+
+def supported_first(make: Callable[[bool], Relevance], insert: list[GroundAtom], delete: list[GroundAtom], violated, deadline: float | None) -> GroundProblem:
+    """The relevant ground problem, searched first with existential variables bound by lookups
+    (``Relevance(supported=True)``). When that left values out, the search over whole domains
+    (seed 002, Def. 9, case 5) follows if it is small enough; otherwise the first problem is
+    kept and says it is ``bounded``. Both are exact for their candidates: every change of the
+    database they can make is propagated, so each realization found is verified and minimal."""
+    first = make(True)
+    problem = first.solve(insert, delete, violated, deadline)
+    if problem.timed_out or first.generic == 0:
+        return problem
+    if first.generic <= GENERIC_BUDGET:
+        return make(False).solve(insert, delete, violated, deadline)
+    problem.bounded.append(
+        f"existential variables took the values facts give them from the request (bound lookups) and new constants, and atoms true now were not derived anew; about {first.generic:,} other values and goals were left out"
+    )
+    return problem
+
+
 class _KeyGroup:
     """The tuples of one key of a functional dependency that hold or may come to hold."""
 
@@ -860,29 +928,6 @@ class _KeyGroup:
             self.seen.add(row)
             self.rows.append(row)
             self.values.add(row[self.shape.rhs])
-
-
-def _order(body, binding, skip):
-    """Body elements in an order where each is evaluated once its variables are bound."""
-    bound = set(binding)
-    rest = [b for i, b in enumerate(body) if i != skip]
-    order = []
-    while rest:
-        best = None
-        for b in rest:
-            vars_ = {v for v in b.variables() if v.name != "_"}
-            if isinstance(b, Literal) and b.positive:
-                score = (1, len(vars_ & bound) - len(vars_ - bound) * 0.01)
-            elif isinstance(b, Comparison) and _assignment(b, dict.fromkeys(bound)) is not None:
-                score = (2, 0)  # binds its variable: as good as a filter
-            else:
-                score = (2, 0) if vars_ <= bound else (-1, 0)
-            if best is None or score > best[0]:
-                best = (score, b)
-        rest.remove(best[1])
-        order.append(best[1])
-        bound |= {v for v in best[1].variables() if v.name != "_"}
-    return order
 
 
 def _fresh_name(n: int, universe: Set) -> str:

@@ -35,7 +35,7 @@ from .family import FAMILY_MIN, Family, find_families
 from . import symmetry
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .whole import asp_problem, has_aggregates, whole_problem
-from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates
+from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates, supported_first
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
 from .request import Request, parse_request
 
@@ -318,25 +318,28 @@ def _arity(rows) -> int:
 
 
 def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding) -> Proposal:
-    relevance = Relevance(
-        rules,
-        model,
-        base,
-        index=index,
-        herbrand=candidates == "herbrand",
-        bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
-        protect=protected,
-        universe=universe,
-        group_fds=True,  # one at-most-one group per key, not a denial instance per pair
-        conceal=folding.hides if folding is not None else None,
-        visible=folding.visible if folding is not None else None,
-    )
+    def relevance(supported: bool) -> Relevance:
+        return Relevance(
+            rules,
+            model,
+            base,
+            index=index,
+            herbrand=candidates == "herbrand",
+            bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
+            protect=protected,
+            universe=universe,
+            group_fds=True,  # one at-most-one group per key, not a denial instance per pair
+            conceal=folding.hides if folding is not None else None,
+            visible=folding.visible if folding is not None else None,
+            supported=supported,
+        )
+
     if progress:
         progress("finding the relevant candidate changes")
     if has_aggregates(rules):  # (only the asp method gets here with them)
         problem = whole_problem(rules, model, base, request, herbrand=candidates == "herbrand", max_fresh=max_fresh, protect=protected, universe=universe)
     else:
-        problem = relevance.solve([ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
+        problem = supported_first(relevance, [ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
     if problem.timed_out:
         return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(problem.candidates))
     if progress:
