@@ -498,6 +498,11 @@ class Relevance:
         if self.herbrand:
             return len(self.universe)
         places = {(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if t == var}
+        shown = [self.visible(pred, i) for pred, i in places] if self.visible is not None else [None]
+        if all(values is not None for values in shown):
+            # Folded (solver/symmetry.py): the domain is the values the caller keeps visible, a
+            # few representatives per class, not the relation.
+            return len(set().union(*shown)) + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > SMALL_RELATION:
             return bound

@@ -61,6 +61,20 @@ def test_the_org_chart_insertion_gives_four_realizations_one_of_them_a_family():
     assert proposal.to_json()["realizations"][3]["family"]["count"] == 98
 
 
+def test_the_family_survives_when_the_bound_lookups_leave_more_departments_out_than_their_budget(monkeypatch):
+    # A regression found at 1e6 facts: the search by bound lookups estimated the departments it
+    # left out from the relation's size (past SMALL_RELATION it does not list the values), not from
+    # the few representatives folding shows, went past GENERIC_BUDGET and answered without the
+    # 4-change family. SMALL_RELATION is lowered so that a small chart takes that path.
+    from nablog.solver import ground
+
+    monkeypatch.setattr(ground, "SMALL_RELATION", 1_000)
+    departments = ground.GENERIC_BUDGET + 500
+    proposal = org_chart(departments, per_department=2).propose(REQUEST)
+    assert [len(r.changes) for r in proposal] == [2, 2, 3, 4]
+    assert len(proposal[3].family) == departments - 2
+
+
 def test_family_members_are_the_unfolded_realizations_and_each_sampled_one_verifies():
     db = org_chart(30, 9)
     folded = db.propose("+manager(e5, h17).")
