@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from typing import Callable, Iterable, Mapping, Sequence
 
 from .engines import Engine, Model, PythonEngine, get_engine
+from .engines.base import relation_arity
 from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
 from .io.stores import Stores
 from .lang import (
@@ -222,7 +223,7 @@ class Database:
         if isinstance(atom, str):
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
-        arities = {**{p: _arity_of(r) for p, r in known.items()}, **self.rules.signatures}
+        arities = {**{p: relation_arity(r) for p, r in known.items()}, **self.rules.signatures}
         if atom.pred not in arities:
             raise QueryError(
                 f"unknown predicate {atom.pred}/{atom.arity} in the query",
@@ -319,7 +320,7 @@ class Database:
         """Build now what every view-update request over the current state reads — the python
         model, its constraint violations, the lookup table of its constants, the classes of
         interchangeable values, the indexes candidate search and verification probe (see
-        :func:`nablog.solver.propose.prepare`) — instead of in the first request. They are kept
+        :func:`nablog.solver.prepared.prepare`) — instead of in the first request. They are kept
         until a commit changes the state; the first request after it builds them again.
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
@@ -327,7 +328,7 @@ class Database:
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
         [['-r(1)']]
         """
-        from .solver.propose import prepare
+        from .solver.prepared import prepare
 
         index = self._state_index()
         if not index.tables.get("prepared"):
@@ -565,7 +566,7 @@ class Database:
                 atom.loc,
                 f"to change {atom.pred} through its base facts, ask for realizations: nablog propose ... '+{atom}.'",
             )
-        arities = {**{p: _arity_of(r) for p, r in self._facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
+        arities = {**{p: relation_arity(r) for p, r in self._facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
         if atom.pred not in arities and base_part(atom.pred) not in self._facts:
             raise QueryError(
                 f"unknown base relation {atom.pred}/{atom.arity}",
@@ -633,13 +634,6 @@ class Transaction:
     def __exit__(self, kind, value, traceback) -> None:
         if kind is None:
             self.version, self.update = self.db.commit(self.inserts, self.deletes)
-
-
-def _arity_of(rows) -> int:
-    arity = getattr(rows, "arity", None)
-    if arity is not None:
-        return arity
-    return len(next(iter(rows))) if len(rows) else 0
 
 
 def _suggest(name: str, known: Iterable[str]) -> str | None:

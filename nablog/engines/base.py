@@ -26,6 +26,19 @@ class Engine(Protocol):
     def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model: ...
 
 
+def relation_arity(rows: Set) -> int:
+    """The arity of a relation: the one it keeps (encoded relations, columns), else the length of
+    its first tuple; 0 for an empty set of tuples.
+
+    >>> relation_arity({(1, 2)}), relation_arity(set())
+    (2, 0)
+    """
+    arity = getattr(rows, "arity", None)
+    if arity is not None:
+        return arity
+    return len(next(iter(rows))) if len(rows) else 0
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A program ready to evaluate: rules only, all base facts, the analysis and every arity."""

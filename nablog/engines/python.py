@@ -37,7 +37,7 @@ from ..lang import Literal, Program, base_part
 from ..lang.ast import body_atoms
 from . import compute, groups
 from .algebra import difference, intersection, restricted, union_disjoint
-from .base import Model, Prepared, prepare
+from .base import Model, Prepared, prepare, relation_arity
 from .columns import Columns
 from .encoding import ConstantDictionary, EncodedRelation, int_rows
 from .evaluator import Evaluator, rules_of
@@ -102,10 +102,10 @@ class PythonEngine:
         signatures = prepared.program.signatures
         for pred, rows in model.items():
             if pred not in signatures and not insert.get(pred):
-                arities[pred] = _arity(rows)
+                arities[pred] = relation_arity(rows)
             evaluator.rels[pred] = evaluator.encode(rows, arities[pred])
         for pred in delete:
-            arities.setdefault(pred, _arity(delete[pred]))
+            arities.setdefault(pred, relation_arity(delete[pred]))
         # Per changed relation: its old value, the tuples it gained and the tuples it lost.
         old: dict[str, EncodedRelation] = {}
         gained: dict[str, EncodedRelation] = {}
@@ -179,10 +179,10 @@ class PythonEngine:
         evaluator = self._evaluator(prepared, [*model.values(), *gained.values(), *lost.values()], model.values())
         arities = prepared.arities
         for pred, rows in model.items():
-            arities.setdefault(pred, _arity(rows))
+            arities.setdefault(pred, relation_arity(rows))
             evaluator.rels[pred] = evaluator.encode(rows, arities[pred])
         encoded = {
-            sign: {p: evaluator.encode(rows, arities.get(p, _arity(rows))) for p, rows in changed.items()}
+            sign: {p: evaluator.encode(rows, arities.get(p, relation_arity(rows))) for p, rows in changed.items()}
             for sign, changed in (("+", gained), ("-", lost))
         }
         current = lambda i, atom: evaluator.relation(atom.pred)  # noqa: E731
@@ -231,12 +231,6 @@ class PythonEngine:
 def _reporter(progress: Callable[[str], None], label: str) -> Callable[[int, int], None]:
     progress(label)
     return lambda rounds, size: progress(f"{label}: round {rounds}, {size:,} new tuples")
-
-
-def _arity(rows: Set) -> int:
-    if isinstance(rows, EncodedRelation):
-        return rows.arity
-    return len(next(iter(rows))) if rows else 0
 
 
 

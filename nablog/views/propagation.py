@@ -26,6 +26,7 @@ from collections.abc import Set
 from typing import Iterable, Mapping
 
 from ..engines import PythonEngine
+from ..engines.base import relation_arity
 from ..engines.compute import refuse_computation
 from ..lang import Program, Rule, base_part
 from ..solver.realization import Update, induced_update
@@ -96,7 +97,7 @@ def _by_rules(rules: Program, facts, insert, delete) -> Update:
     for pred, rows in delete.items():
         stored = base_part(pred) if pred in derived else pred
         seeds[DEL + stored] = {r for r in rows if r in old.get(stored, ())}
-    arities = {p: _arity(r) for p, r in old.items() if len(r)}
+    arities = {p: relation_arity(r) for p, r in old.items() if len(r)}
     for changes in (insert, delete):
         for pred, rows in changes.items():
             for row in rows:
@@ -113,11 +114,6 @@ def _by_rules(rules: Program, facts, insert, delete) -> Update:
     gained = {p: result.get(INS + p, set()) for p in shown}
     lost = {p: result.get(DEL + p, set()) for p in shown}
     return induced_update(gained, lost)
-
-
-def _arity(rows) -> int:
-    arity = getattr(rows, "arity", None)
-    return arity if arity is not None else (len(next(iter(rows))) if len(rows) else 0)
 
 
 __all__ = ["METHODS", "propagate"]
