@@ -77,6 +77,9 @@ class _Below:
     def __contains__(self, row: tuple) -> bool:
         return row in self.old and row not in self.deleted and self.levels[row] < self.below
 
+    def __iter__(self):
+        return (r for r in self.old if r not in self.deleted and self.levels[r] < self.below)
+
     def lookup(self, positions: tuple[int, ...], key: tuple) -> list[tuple]:
         return [r for r in self.old.lookup(positions, key) if r not in self.deleted and self.levels[r] < self.below]
 
