@@ -77,6 +77,9 @@ class _Below:
     def __contains__(self, row: tuple) -> bool:
         return row in self.old and row not in self.deleted and self.levels[row] < self.below
 
+    def __iter__(self):
+        return (r for r in self.old if r not in self.deleted and self.levels[r] < self.below)
+
     def lookup(self, positions: tuple[int, ...], key: tuple) -> list[tuple]:
         return [r for r in self.old.lookup(positions, key) if r not in self.deleted and self.levels[r] < self.below]
 
@@ -117,12 +120,6 @@ class Deletions:
         layers' ``ins__``/``del__``; ``levels[p]`` the level of each old tuple of ``p``."""
         deleted = {p: Relation() for p in self.heads}
         kept: dict[str, set] = {p: set() for p in self.heads}
-        check = {DEL + p: deleted[p] for p in self.heads}
-        below = {p: _Below(env.get(p, _EMPTY), deleted[p], levels[p]) for p in self.heads}
-        check.update({NEW + p: view for p, view in below.items()})
-        for r in self.lower:
-            view = check[NEW + r] = NewState(env.get(r, _EMPTY), env.get(DEL + r, _EMPTY))
-            view.added = env.get(INS + r, _EMPTY)
         old = {**env, **{DEL + p: deleted[p] for p in self.heads}}
         heap: list = []
         count = 0
@@ -139,6 +136,14 @@ class Deletions:
             if len(env.get(bodies[0].steps[0][1], _EMPTY)):
                 body = cheapest(bodies, old)
                 push(body.pred[len(DEL):], body.solutions(old, None))
+        if not heap:  # a commit that only inserts
+            return {DEL + p: rows for p, rows in deleted.items()}
+        check = {DEL + p: deleted[p] for p in self.heads}
+        below = {p: _Below(env.get(p, _EMPTY), deleted[p], levels[p]) for p in self.heads}
+        check.update({NEW + p: view for p, view in below.items()})
+        for r in self.lower:
+            view = check[NEW + r] = NewState(env.get(r, _EMPTY), env.get(DEL + r, _EMPTY))
+            view.added = env.get(INS + r, _EMPTY)
         # One join order per rule for the whole run: they differ from the second relation on,
         # whose size one commit's deletions hardly change.
         checks = {p: [cheapest(bodies, check).solutions for bodies in group] for p, group in self.check.items()}
