@@ -75,7 +75,12 @@ def test_folded_families_unfold_to_exactly_the_unfolded_realizations(case, candi
     # With values hidden, a folded answer is never called complete (a larger realization could
     # draw more values of a class than were grounded).
     hid = "interchangeable values were folded" in folded.message
-    assert folded.status == ("bounded" if hid and unfolded.status == "complete" else unfolded.status)
+    assert folded.status == ("bounded" if hid and unfolded.status == "complete" else unfolded.status) or (
+        # Hidden values are not offered to existential variables, so the folded search may meet a
+        # bound the unfolded one does not (a projection needing a new constant past max_fresh,
+        # where the unfolded search takes a hidden value): it then says bounded, never complete.
+        folded.status == "bounded" and unfolded.status == "complete" and "max_fresh" in folded.message
+    )
     # A sampled re-evaluation of members of each family: request, constraints and minimality.
     for r in folded:
         if r.family is not None:
