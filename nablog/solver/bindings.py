@@ -1,4 +1,4 @@
-"""Rule instances under a binding: patterns, unification, grounding, comparisons and the order in which a body is evaluated.
+"""Rule instances under a binding: patterns, unification, grounding, comparisons, computed variables and the order in which a body is evaluated.
 
 Shared by the relevance search (:mod:`nablog.solver.ground`) and the demand it follows
 (:mod:`nablog.solver.demand`).
@@ -6,7 +6,7 @@ Shared by the relevance search (:mod:`nablog.solver.ground`) and the demand it f
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from ..lang import Atom, Comparison, Constant, Literal, Term, Var
 from ..lang import arith
@@ -105,3 +105,30 @@ def _order_bound(body, bound, skip):
         order.append(best[1])
         bound |= {v for v in best[1].variables() if v.name != "_"}
     return order
+
+
+def _computed(comparisons, bound: set[Var], unbound: set[Var]) -> list[tuple[Var, Term]]:
+    """The variables of ``unbound`` that comparisons ``V = term`` compute, in an order where each
+    term's variables are bound or computed before."""
+    out: list[tuple[Var, Term]] = []
+    targets = {c.left for c in comparisons if c.op == "=" and isinstance(c.left, Var) and c.left in unbound and not isinstance(c.right, Var)}
+    known = bound | (unbound - targets)
+    progress = True
+    while progress:
+        progress = False
+        for c in comparisons:
+            if c.op == "=" and c.left in targets and c.left not in known and set(term_variables(c.right)) <= known:
+                out.append((c.left, c.right))
+                known.add(c.left)
+                progress = True
+    # A target that could not be computed (its term needs itself) ranges over its domain.
+    return out
+
+
+def _compute(computed: list[tuple[Var, Term]], binding: dict[Var, Constant]) -> Iterator[dict[Var, Constant]]:
+    if not computed:
+        yield binding
+        return
+    (var, term), rest = computed[0], computed[1:]
+    for value in arith.values(term, binding):
+        yield from _compute(rest, {**binding, var: value})

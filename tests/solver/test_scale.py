@@ -66,10 +66,11 @@ def test_the_family_survives_when_the_bound_lookups_leave_more_departments_out_t
     # left out from the relation's size (past SMALL_RELATION it does not list the values), not from
     # the few representatives folding shows, went past GENERIC_BUDGET and answered without the
     # 4-change family. SMALL_RELATION is lowered so that a small chart takes that path.
-    from nablog.solver import ground
+    from nablog.solver import possible
+    from nablog.solver.ground import GENERIC_BUDGET
 
-    monkeypatch.setattr(ground, "SMALL_RELATION", 1_000)
-    departments = ground.GENERIC_BUDGET + 500
+    monkeypatch.setattr(possible, "SMALL_RELATION", 1_000)
+    departments = GENERIC_BUDGET + 500
     proposal = org_chart(departments, per_department=2).propose(REQUEST)
     assert [len(r.changes) for r in proposal] == [2, 2, 3, 4]
     assert len(proposal[3].family) == departments - 2
