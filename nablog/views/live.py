@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
-from ..lang import Atom, Comparison, Literal, Program, Rule, Var, analyze
+from ..lang import Comparison, Literal, Program, Rule, Var, analyze
 from ..lang.ast import BinOp, Interval, UnaryOp
 from ..transforms.propagation import DEL, NEW
 
@@ -333,12 +333,7 @@ class LivePlan:
                     continue  # an empty positive literal (a delta of a commit that has none)
                 # The first pass starts each rule from its smallest positive literal.
                 body = cheapest(bodies, env)
-                target, found, noted = env[body.pred], delta[body.pred], note.get(body.pred)
-                for row in body.solutions(env, None):
-                    if target.add(row):
-                        found.append(row)
-                        if noted:
-                            noted(row)
+                _derive(body, env, None, delta[body.pred], note.get(body.pred))
             while any(delta.values()):
                 fresh: dict[str, list] = {p: [] for p in heads}
                 for starts, _ in planned:
@@ -347,14 +342,20 @@ class LivePlan:
                         if not rows:
                             continue
                         body = cheapest(orders, env)
-                        target, found, noted = env[body.pred], fresh[body.pred], note.get(body.pred)
-                        for row in body.solutions(env, rows):
-                            if target.add(row):
-                                found.append(row)
-                                if noted:
-                                    noted(row)
+                        _derive(body, env, rows, fresh[body.pred], note.get(body.pred))
                 delta = fresh
         return env
+
+
+def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
+    """Add the heads ``body`` derives (from ``rows`` of its first literal, or from all of it) to
+    their relation in ``env``; the ones new to it go to ``found`` and to ``noted`` when given."""
+    target = env[body.pred]
+    for row in body.solutions(env, rows):
+        if target.add(row):
+            found.append(row)
+            if noted:
+                noted(row)
 
 
 __all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "probes"]
