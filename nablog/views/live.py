@@ -149,12 +149,15 @@ class _Body:
         self.solutions = _compile(self.steps, self.head)
 
 
-def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
+def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None) -> "Callable[[dict, list | None], list]":
     """One body as a Python function of nested loops: ``(env, first) -> head tuples``, ``first``
     replacing the first step's relation (a semi-naive delta). Generated once per rule and join
     order, because interpreting the steps per tuple (a generator per step) was most of a commit's
     time. Constants, predicate names and comparisons reach it as default arguments (``c0``, ...):
-    no text of the program enters the generated source, only slot numbers and positions."""
+    no text of the program enters the generated source, only slot numbers and positions.
+
+    With ``emit`` (step numbers), a generator instead, yielding per derivation the rows those
+    steps matched: a caller that needs only the first derivation stops there (views/deletions.py)."""
     names: dict[int, str] = {}
     consts: dict[str, object] = {}
 
@@ -165,7 +168,7 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
 
     value = lambda b, s: f"v{s}" if b else const(s)  # noqa: E731
     key = lambda parts: "(" + "".join(value(b, s) + ", " for b, s in parts) + ")"  # noqa: E731
-    lines = ["out = []", "append = out.append"]
+    lines = ["out = []", "append = out.append"] if emit is None else []
     for k, step in enumerate(steps):
         if step[0] != "cmp":
             lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
@@ -203,8 +206,11 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
         if checks:
             lines.append(f"{pad()}if " + " and ".join(f"r{k}[{i}] == v{s}" for i, s in checks) + ":")
             depth += 1
-    lines.append(f"{pad()}append({key(head)})")
-    lines.append("return out")
+    if emit is None:
+        lines.append(f"{pad()}append({key(head)})")
+        lines.append("return out")
+    else:
+        lines.append(f"{pad()}yield (" + "".join(f"r{k}, " for k in emit) + ")")
     params = "".join(f", {n}={n}" for n in consts)
     source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
     scope = {"_EMPTY": _EMPTY, **consts}
@@ -251,6 +257,14 @@ def _orders(rule: Rule, start: int, limit: int = 4) -> list[list]:
     ready = [t for t in tests if set(t.variables()) - {Var("_")} <= bound]
     extend([first] + ready, bound, positives[:start] + positives[start + 1:], [t for t in tests if t not in ready])
     return out
+
+
+def derivations(body: "_Body", preds: "Iterable[str]") -> "tuple[Callable[[dict, list | None], Iterator[tuple]], tuple[str, ...]]":
+    """``body`` as a generator function of its derivations, ``(env, first) -> rows per
+    derivation`` (the rows its positive literals of ``preds`` matched), and those literals'
+    predicates, in the same order."""
+    emit = tuple(k for k, s in enumerate(body.steps) if s[0] == "pos" and s[1] in preds)
+    return _compile(body.steps, body.head, emit), tuple(body.steps[k][1] for k in emit)
 
 
 def bodies_from(rule: Rule, start: int) -> list["_Body"]:
@@ -358,4 +372,4 @@ def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
                 noted(row)
 
 
-__all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "probes"]
+__all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "derivations", "probes"]

@@ -42,10 +42,10 @@ from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
-from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
+from ..transforms.maintenance import MINUS, PLUS, RED, maintenance_rules
 from ..transforms.propagation import DEL, INS, NEW
 from ..transforms.rod import rod
-from .deletions import Deletions, recursive
+from .deletions import LEVEL_GAP, Deletions, recursive
 from .live import LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
@@ -109,17 +109,20 @@ class Monitor:
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
-        # materialized: a recursive layer's del__p checked tuple by tuple (views/deletions.py),
-        # with a level per tuple of the layer, given by the layer's rules evaluated once.
-        self._deletions: list[tuple[Deletions, LivePlan] | None] = [None] * len(self.layers)
+        # materialized: a recursive layer's del__p checked tuple by tuple and red__p rederived
+        # as a worklist (views/deletions.py), with a level per tuple of the layer, given by the
+        # layer's rules evaluated once; and the layer's rules without (R), for a commit that
+        # cannot insert into the layer (the worklist's red__p is then whole).
+        self._deletions: list[tuple[Deletions, LivePlan, LivePlan] | None] = [None] * len(self.layers)
         self._levels = _Levels()
         if mode in ("materialized", "rod"):
             try:
                 self._plans = []
                 for i, (layer, compiled) in enumerate(self.layers):
                     if mode == "materialized" and recursive(layer):
-                        self._deletions[i] = (Deletions(layer), LivePlan(layer))
                         compiled = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(DEL):] not in layer.derived or not r.head[0].pred.startswith(DEL)))
+                        without = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(RED):] not in layer.derived or not r.head[0].pred.startswith(RED)))
+                        self._deletions[i] = (Deletions(layer), LivePlan(layer), LivePlan(without))
                     self._plans.append(LivePlan(compiled))
                 self._query_plan = LivePlan(self.queries) if self.queries.rules else None
             except Unsupported:
@@ -212,7 +215,7 @@ class Monitor:
             if self._live is not None and self._live[0] == version:
                 return False
             state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
-            for plan in [*self._plans, *([self._query_plan] if self._query_plan else []), *(d for d, _ in filter(None, self._deletions))]:
+            for plan in [*self._plans, *([self._query_plan] if self._query_plan else []), *(d[0] for d in filter(None, self._deletions))]:
                 for pred, positions in plan.probes():
                     if pred in state:
                         state[pred].lookup(positions, ())  # builds the index
@@ -252,14 +255,18 @@ class Monitor:
                 out[pred] = (plus.rows, minus.rows)
         return out
 
-    def _run_layer(self, plan: LivePlan, deletions: "tuple[Deletions, LivePlan] | None", env: dict) -> dict:
-        """One layer's maintenance rules over ``env``; a recursive layer's ``del__p`` from
-        :class:`Deletions`, and the levels of the tuples (R) and (Iᵢ) add (above every level given)
-        and of those the commit removes brought up to date."""
+    def _run_layer(self, plan: LivePlan, deletions: "tuple[Deletions, LivePlan, LivePlan] | None", env: dict) -> dict:
+        """One layer's maintenance rules over ``env``; a recursive layer's ``del__p`` and
+        ``red__p`` from :class:`Deletions`, and the levels of the tuples (R) and (Iᵢ) add (above
+        every level given) and of those the commit removes brought up to date. (R) is evaluated
+        again with the layer's insertions (``plan``) only when the commit may insert into it."""
         if deletions is None:
             return plan.run(env)
-        result = plan.run({**env, **deletions[0].run(env, self._levels)}, self._levels.numbering(deletions[0].heads, NEW))
-        for p in deletions[0].heads:
+        checked, _, without = deletions
+        out = checked.run(env, self._levels, self._levels.numbering(checked.heads))
+        mixed = any(len(out[DEL + p]) for p in checked.heads) and any(len(env.get(p, ())) for p in checked.inserting)
+        result = (plan if mixed else without).run({**env, **out}, self._levels.numbering(checked.heads, (INS, RED)))
+        for p in checked.heads:
             levels = self._levels[p]
             for row in result.get(MINUS + p, ()):
                 del levels[row]
@@ -389,23 +396,27 @@ class Monitor:
 
 class _Levels(dict):
     """Per predicate of a recursive layer, each tuple's level (views/deletions.py), numbered in
-    the order :meth:`LivePlan.run` derives them (:meth:`numbering`): levels given later are higher."""
+    the order :meth:`LivePlan.run` derives them (:meth:`numbering`), ``LEVEL_GAP`` apart: levels
+    given later are higher, and a proof may re-level a tuple between two of them."""
 
     def __init__(self):
         super().__init__()
         self.last = 0
 
-    def numbering(self, preds: Iterable[str], prefix: str = "") -> dict:
-        """For :meth:`LivePlan.run`'s ``note``: each row added to ``prefix + p`` gets the next level."""
+    def numbering(self, preds: Iterable[str], prefixes: Iterable[str] = ("",)) -> dict:
+        """For :meth:`LivePlan.run`'s ``note``: each row added to ``prefix + p`` gets the next
+        level, as level of ``p``'s row. A commit numbers the rows added to ``ins__p`` and
+        ``red__p``, where each is derived from rows there before it — not those added to
+        ``new__p``, which (N2)/(N3) copy from ``red__p``/``ins__p`` in the order of a set."""
 
         def number(levels: dict) -> Callable[[tuple], None]:
             def note(row: tuple) -> None:
-                self.last += 1
+                self.last += LEVEL_GAP
                 levels[row] = self.last
 
             return note
 
-        return {prefix + p: number(self.setdefault(p, {})) for p in preds}
+        return {prefix + p: number(self.setdefault(p, {})) for p in preds for prefix in prefixes}
 
 
 def relevant_rules(rules: Program, views: Iterable[str]) -> Program:
