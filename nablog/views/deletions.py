@@ -71,7 +71,7 @@ from typing import Callable
 from ..lang import Literal, Program
 from ..transforms.maintenance import RED, deletion_rules, rederivation_rule
 from ..transforms.propagation import DEL, INS, NEW
-from .live import NewState, Relation, bodies_from, cheapest, derivations, probes
+from .live import Relation, bodies_from, cheapest, derivations, probes
 
 LEVEL_GAP = 1024
 """Levels a build gives are ``round * LEVEL_GAP``: room for re-levelling between two rounds."""
@@ -122,6 +122,9 @@ class Deletions:
         # Each order of (R) as a generator of its derivations, with the layer's tuples it used.
         layer_new = {NEW + p for p in self.heads}
         self._derivations = {id(b): derivations(b, layer_new) for group in self.check.values() for bodies in group for b in bodies}
+        # Each order of a propagation as a generator of heads with the layer's tuples they used.
+        layer_old = self.heads | {DEL + p for p in self.heads}
+        self._forward = {id(b): derivations(b, layer_old, with_head=True) for group in self.propagate.values() for bodies in group for b in bodies}
 
     def probes(self) -> set[tuple[str, tuple[int, ...]]]:
         """The indexes the checks and propagations look up (``new__r`` as ``r``)."""
@@ -132,12 +135,49 @@ class Deletions:
         """``del__p`` and ``red__p`` per predicate ``p`` of the layer: ``env`` holds the old state
         and the lower layers' ``ins__``/``del__``; ``levels[p]`` maps each old tuple of ``p`` to its
         level (read and re-levelled in place); ``number[p]``, when given, is called with each
-        tuple rederived, in the order of its rederivation (its new level above every other)."""
+        tuple rederived, in the order of its rederivation, and the highest level of the layer's
+        tuples it was rederived from (None: none), to give it a level above that."""
         run = _Run(self, env, levels)
         if run.heap:
             run.delete()
             run.rederive(number or {})
-        return {**{DEL + p: rows for p, rows in run.deleted.items()}, **{RED + p: rows for p, rows in run.red.items()}}
+        return {**{DEL + p: Relation(rows) for p, rows in run.deleted.items()}, **{RED + p: rows for p, rows in run.red.items()}}
+
+
+def _rows(relation):
+    """The set (or mapping) a relation keeps its rows in, for membership without a method call."""
+    return getattr(relation, "rows", relation)
+
+
+class _Visible:
+    """A relation seen without the rows of ``hidden`` (a set) and with those of ``added``: the
+    layer's tuples not deleted (then: or rederived), or a lower layer's new state. Like
+    :class:`~nablog.views.live.NewState`, with membership on the raw sets: checks are most of a
+    delete's time."""
+
+    __slots__ = ("old", "rows", "hidden", "added", "more")
+
+    def __init__(self, old, hidden: set, added=_EMPTY):
+        self.old, self.rows, self.hidden, self.added, self.more = old, _rows(old), hidden, added, _rows(added)
+
+    def __len__(self) -> int:
+        return len(self.old) + len(self.added)
+
+    def __contains__(self, row: tuple) -> bool:
+        return (row in self.rows and row not in self.hidden) or row in self.more
+
+    def __iter__(self):
+        yield from (r for r in self.old if r not in self.hidden)
+        yield from self.added
+
+    def lookup(self, positions: tuple[int, ...], key: tuple):
+        found = self.old.lookup(positions, key)
+        hidden = self.hidden
+        if hidden:
+            found = [r for r in found if r not in hidden]
+        if self.more:
+            return [*found, *self.added.lookup(positions, key)]
+        return found
 
 
 class _Run:
@@ -147,7 +187,7 @@ class _Run:
         self.plan = plan
         heads = plan.heads
         self.maps = {p: levels[p] for p in heads}
-        self.deleted = {p: Relation() for p in heads}
+        self.deleted: dict[str, set] = {p: set() for p in heads}
         self.red = {p: Relation() for p in heads}
         self.order: list[tuple[str, tuple]] = []  # the deletions, in order
         self.kept: dict[str, set] = {p: set() for p in heads}
@@ -162,14 +202,13 @@ class _Run:
             return
         # The layer's tuples not deleted (then: or rederived) and the lower layers' new state;
         # ``new`` shows them under the old names, for the (Dᵢ) bodies read forward in (R).
-        self.gone = {p: Relation() for p in heads}
+        self.gone: dict[str, set] = {p: set() for p in heads}
         self.check = {DEL + p: self.deleted[p] for p in heads}
         self.new = {}
         for p in heads:
-            self.check[NEW + p] = self.new[p] = NewState(env.get(p, _EMPTY), self.gone[p])
+            self.check[NEW + p] = self.new[p] = _Visible(env.get(p, _EMPTY), self.gone[p])
         for r in plan.lower:
-            view = self.check[NEW + r] = self.new[r] = NewState(env.get(r, _EMPTY), env.get(DEL + r, _EMPTY))
-            view.added = env.get(INS + r, _EMPTY)
+            self.check[NEW + r] = self.new[r] = _Visible(env.get(r, _EMPTY), _rows(env.get(DEL + r, _EMPTY)), env.get(INS + r, _EMPTY))
         # One join order per rule for the whole run: they differ from the second relation on,
         # whose size one commit's deletions hardly change.
         self.checks = {}
@@ -180,6 +219,13 @@ class _Run:
                 preds = tuple(u[len(NEW):] for u in used)
                 self.checks[p].append((generate, preds, tuple(self.maps[u] for u in preds)))
         self.propagations = {p: [(b.pred[len(DEL):], b.solutions) for b in (cheapest(bodies, self.old) for bodies in group)] for p, group in plan.propagate.items()}
+        self.forward = {}
+        for p, group in plan.propagate.items():
+            self.forward[p] = []
+            for bodies in group:
+                body = cheapest(bodies, self.old)
+                generate, used = plan._forward[id(body)]
+                self.forward[p].append((body.pred[len(DEL):], generate, tuple(self.maps[u.removeprefix(DEL)] for u in used)))
 
     def push(self, pred: str, rows) -> None:
         level, done, gone = self.maps[pred], self.kept[pred], self.deleted[pred]
@@ -199,7 +245,7 @@ class _Run:
                 kept[pred].add(row)  # in the new model, for good: see the module docstring
                 continue
             deleted[pred].add(row)
-            self.gone[pred].add(row)
+            self.gone[pred].add(row)  # both until (R) takes rows out of gone
             self.order.append((pred, row))
             first = [row]
             for head, solutions in self.propagations.get(pred, ()):
@@ -211,6 +257,14 @@ class _Run:
         deeper = []
         first = [row]
         for generate, preds, maps in self.checks[pred]:
+            if len(maps) == 1:  # most rules: one literal of the layer (a linear recursion)
+                lv = maps[0]
+                for rows in generate(self.check, first):
+                    if lv[rows[0]] < k:
+                        return True
+                    if len(deeper) < TRIES:
+                        deeper.append((preds, maps, rows))
+                continue
             for rows in generate(self.check, first):
                 if all(lv[r] < k for lv, r in zip(maps, rows)):
                     return True
@@ -284,27 +338,34 @@ class _Run:
 
     def rederive(self, number: dict) -> None:
         """(R) as a worklist: each deleted tuple with a derivation over the new state so far is
-        rederived, numbered, and propagated forward to the deleted tuples it derives."""
+        rederived, given a level ``LEVEL_GAP`` above the highest of the layer's tuples in that
+        derivation (``number[p](row, level)``: near its rounds, not above every level, so that later
+        proofs may still use it as a leaf), and propagated forward to the deleted tuples it derives."""
         todo: list[tuple[str, tuple]] = []
 
-        def again(pred: str, row: tuple) -> None:
+        def again(pred: str, row: tuple, maps: tuple, rows: tuple) -> None:
             self.gone[pred].discard(row)
             self.red[pred].add(row)
             if pred in number:
-                number[pred](row)
+                number[pred](row, max((lv[r] for lv, r in zip(maps, rows)), default=None))
             todo.append((pred, row))
 
         for pred, row in self.order:
-            if row in self.gone[pred] and any(next(generate(self.check, [row]), None) is not None for generate, _, _ in self.checks[pred]):
-                again(pred, row)
+            if row not in self.gone[pred]:
+                continue
+            for generate, _, maps in self.checks[pred]:
+                rows = next(generate(self.check, [row]), None)
+                if rows is not None:
+                    again(pred, row, maps, rows)
+                    break
             while todo:
                 p, r = todo.pop()
                 first = [r]
-                for head, solutions in self.propagations.get(p, ()):
+                for head, generate, maps in self.forward.get(p, ()):
                     gone = self.gone[head]
-                    for h in solutions(self.new, first):
+                    for h, *rows in generate(self.new, first):
                         if h in gone:
-                            again(head, h)
+                            again(head, h, maps, rows)
 
 
 __all__ = ["DEPTH", "Deletions", "LEVEL_GAP", "TRIES", "recursive"]

@@ -149,7 +149,7 @@ class _Body:
         self.solutions = _compile(self.steps, self.head)
 
 
-def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None) -> "Callable[[dict, list | None], list]":
+def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None, with_head: bool = False) -> "Callable[[dict, list | None], list]":
     """One body as a Python function of nested loops: ``(env, first) -> head tuples``, ``first``
     replacing the first step's relation (a semi-naive delta). Generated once per rule and join
     order, because interpreting the steps per tuple (a generator per step) was most of a commit's
@@ -157,7 +157,8 @@ def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None) ->
     no text of the program enters the generated source, only slot numbers and positions.
 
     With ``emit`` (step numbers), a generator instead, yielding per derivation the rows those
-    steps matched: a caller that needs only the first derivation stops there (views/deletions.py)."""
+    steps matched (after the head tuple, ``with_head``): a caller that needs only the first
+    derivation stops there (views/deletions.py)."""
     names: dict[int, str] = {}
     consts: dict[str, object] = {}
 
@@ -210,7 +211,7 @@ def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None) ->
         lines.append(f"{pad()}append({key(head)})")
         lines.append("return out")
     else:
-        lines.append(f"{pad()}yield (" + "".join(f"r{k}, " for k in emit) + ")")
+        lines.append(f"{pad()}yield (" + (key(head) + ", " if with_head else "") + "".join(f"r{k}, " for k in emit) + ")")
     params = "".join(f", {n}={n}" for n in consts)
     source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
     scope = {"_EMPTY": _EMPTY, **consts}
@@ -259,12 +260,12 @@ def _orders(rule: Rule, start: int, limit: int = 4) -> list[list]:
     return out
 
 
-def derivations(body: "_Body", preds: "Iterable[str]") -> "tuple[Callable[[dict, list | None], Iterator[tuple]], tuple[str, ...]]":
+def derivations(body: "_Body", preds: "Iterable[str]", with_head: bool = False) -> "tuple[Callable[[dict, list | None], Iterator[tuple]], tuple[str, ...]]":
     """``body`` as a generator function of its derivations, ``(env, first) -> rows per
-    derivation`` (the rows its positive literals of ``preds`` matched), and those literals'
-    predicates, in the same order."""
+    derivation`` (the rows its positive literals of ``preds`` matched, after the head tuple
+    ``with_head``), and those literals' predicates, in the same order."""
     emit = tuple(k for k, s in enumerate(body.steps) if s[0] == "pos" and s[1] in preds)
-    return _compile(body.steps, body.head, emit), tuple(body.steps[k][1] for k in emit)
+    return _compile(body.steps, body.head, emit, with_head), tuple(body.steps[k][1] for k in emit)
 
 
 def bodies_from(rule: Rule, start: int) -> list["_Body"]:

@@ -405,14 +405,15 @@ class _Levels(dict):
 
     def numbering(self, preds: Iterable[str], prefixes: Iterable[str] = ("",)) -> dict:
         """For :meth:`LivePlan.run`'s ``note``: each row added to ``prefix + p`` gets the next
-        level, as level of ``p``'s row. A commit numbers the rows added to ``ins__p`` and
-        ``red__p``, where each is derived from rows there before it — not those added to
-        ``new__p``, which (N2)/(N3) copy from ``red__p``/``ins__p`` in the order of a set."""
+        level, as level of ``p``'s row (or ``LEVEL_GAP`` above ``floor`` when given: the highest
+        level it was derived from, views/deletions.py). A commit numbers the rows added to
+        ``ins__p`` and ``red__p``, where each is derived from rows there before it — not those
+        added to ``new__p``, which (N2)/(N3) copy from ``red__p``/``ins__p`` in a set's order."""
 
-        def number(levels: dict) -> Callable[[tuple], None]:
-            def note(row: tuple) -> None:
-                self.last += LEVEL_GAP
-                levels[row] = self.last
+        def number(levels: dict) -> Callable[..., None]:
+            def note(row: tuple, floor: int | None = None) -> None:
+                level = levels[row] = (self.last if floor is None else floor) + LEVEL_GAP
+                self.last = max(self.last, level)
 
             return note
 
