@@ -11,9 +11,10 @@ worklist over the deleted tuples (``red__p``), forward from each tuple rederived
 
 Levels: every tuple of the layer has a derivation whose body tuples of the layer have strictly
 lower levels. A build gives ``round * LEVEL_GAP`` (or numbers tuples in derivation order,
-``LEVEL_GAP`` apart); a tuple rederived or inserted by a commit gets a level above every level
-given, in the order it was derived; a tuple that stays keeps its level, or gets a lower one when
-a proof below re-levels it (below). Candidates are taken lowest level first.
+``LEVEL_GAP`` apart); a tuple inserted by a commit gets a level above every level given, in the
+order it was derived, a tuple rederived one ``LEVEL_GAP`` above the layer's tuples it was
+rederived from; a tuple that stays keeps its level, or gets a lower one when a proof re-levels it
+(below). Candidates are taken lowest level first.
 
 The check of a candidate u of level k (the proof, bounded). u stays if a derivation of it exists
 whose body tuples are tuples of the new lower layers and tuples of the layer not deleted so far,
@@ -270,6 +271,8 @@ class _Run:
                     return True
                 if len(deeper) < TRIES:
                     deeper.append((preds, maps, rows))
+        # Lowest non-leaf first: the nearest to a leaf (on a closure, the shortest way round).
+        deeper.sort(key=lambda d: max(lv[r] for lv, r in zip(d[1], d[2])))
         budget = [TRIES]
         for preds, maps, rows in deeper:
             proof: dict = {}

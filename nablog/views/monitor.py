@@ -43,7 +43,7 @@ from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
 from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, RED, maintenance_rules
-from ..transforms.propagation import DEL, INS, NEW
+from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
 from .deletions import LEVEL_GAP, Deletions, recursive
 from .live import LivePlan, Relation, Unsupported

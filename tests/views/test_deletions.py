@@ -14,6 +14,7 @@ from nablog.views.deletions import LEVEL_GAP, Deletions
 from nablog.views.live import Relation
 from nablog.views.monitor import Monitor, true_changes
 from tests.strategies import DERIVED, base_facts, examples, stratified_programs
+from tests.views.test_monitor import _apply
 
 CLOSURE = parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).")
 
@@ -187,15 +188,6 @@ def _derives(rule, row, model, levels, layer, domain) -> bool:
         if ok:
             return True
     return False
-
-
-def _apply(facts, ins, dele):
-    out = {p: set(rows) for p, rows in facts.items()}
-    for p, rows in dele.items():
-        out[p] = out.get(p, set()) - rows
-    for p, rows in ins.items():
-        out[p] = out.get(p, set()) | rows
-    return out
 
 
 @settings(max_examples=examples(60), deadline=None)
