@@ -567,7 +567,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_bulk_check(args: argparse.Namespace) -> int:
     """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
-    from .engines.spark.bulk import WITNESS_CAP, check_files
+    from .engines.spark import WITNESS_CAP, check_files
 
     limit = WITNESS_CAP if args.json else args.limit
     checked = check_files(
@@ -586,17 +586,17 @@ def run_bulk_check(args: argparse.Namespace) -> int:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    from .engines.spark import bulk as spark_bulk
+    from .engines.spark import materialize_files, propagate_files
 
     progress = Progress.for_terminal()
     options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress, strict=args.strict, warn=_warn)
     if args.model:
-        done = spark_bulk.propagate_files(args.files, args.data, args.model, args.insert, args.delete, args.out, **options)
+        done = propagate_files(args.files, args.data, args.model, args.insert, args.delete, args.out, **options)
         summary = {"out": done.out, "relations": done.rows, "inserted": done.inserted, "deleted": done.deleted, "seconds": round(done.seconds, 3)}
     elif args.insert or args.delete:
         raise NablogError("--insert and --delete need --model", hint="give the stored model to update: --model DIR (written by nablog materialize)")
     else:
-        done = spark_bulk.materialize_files(args.files, args.data, args.out, **options)
+        done = materialize_files(args.files, args.data, args.out, **options)
         summary = {"out": done.out, "relations": done.rows, "seconds": round(done.seconds, 3)}
     if progress is not None and progress.shown:
         progress.stream.write("\r\x1b[K")  # the summary replaces the progress line
