@@ -253,9 +253,8 @@ def child_fd(engine: str, size: int, directory: str) -> dict:
         found = []
         seconds = fastest(lambda: found.__setitem__(slice(None), find_violations(program, model, python)))
         return {"seconds": seconds, "counts": {v.constraint: v.count for v in found}}
-    from nablog.engines.spark import SparkEngine
+    from nablog.engines.spark import SparkEngine, check
     from nablog.engines.spark.types import count_rows
-    from nablog.engines.spark.bulk import check
     from nablog.engines.spark.relations import read_relations
 
     spark_engine = SparkEngine(master=MASTER)

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import environment, print_table, run_child, save_results  # noqa: E402
 
 from nablog import Database, parse  # noqa: E402
+from nablog.tableaux.explanations import layered_dag  # noqa: E402
 
 TC = "tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."
 CHAIRS = """
@@ -58,11 +59,6 @@ staff_chair(X,Y) :- staff_group(X,Z), group_chair(Z,Y).
 """
 FIRST = 100
 TIMEOUT = 600  # the methods' own limit inside a child; the child is killed at --timeout anyway
-
-
-def layered_dag(w: int, k: int) -> set[tuple[str, str]]:
-    layers = [["s"]] + [[f"n{i}_{j}" for j in range(w)] for i in range(k)] + [["t"]]
-    return {(x, y) for a, b in zip(layers, layers[1:]) for x in a for y in b}
 
 
 def chairs(n: int) -> dict[str, set]:

@@ -127,6 +127,14 @@ def test_version_and_help_run_as_a_real_process():
     assert done.returncode == 0 and "--engine" in done.stdout
 
 
+def test_every_command_of_the_parser_has_the_function_that_runs_it():
+    from nablog.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    (subparsers,) = [a for a in parser._actions if a.dest == "command"]
+    assert sorted(subparsers.choices) == sorted(COMMANDS)
+
+
 @pytest.mark.parametrize("method", ["incremental", "rules", "maintenance", "rod"])
 def test_propagate_seed_001_example_2_exact_differentials(capsys, method):
     graph = str(EXAMPLES / "graph.lp")

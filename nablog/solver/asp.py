@@ -195,8 +195,14 @@ class AspProblem:
 
     def by_size(self, deadline: float | None = None) -> Iterator[tuple[int, list[frozenset[int]], str]]:
         """The subset-minimal change sets level by level, smallest first: ``(size, change sets of
-        that size, status)``, status ``complete`` for a finished level and ``timeout`` for a level
-        cut short (then the generator ends).
+        that size, status)``, status ``complete`` for a finished level and ``timeout``, with no
+        change set, for the level the deadline cut short (then the generator ends).
+
+        A cut level's change sets are dropped, not given: the solver finds a level's change sets in
+        its own order, so those found before the deadline need not be the first of the level in
+        the documented order (by atoms), and a listing that took them would not be a prefix of the
+        complete answer (``--pick N`` would name another realization with a longer timeout). What
+        is given is the smallest levels, whole.
 
         Iterative deepening by size: a change set of exactly ``k`` changes that contains no smaller
         one found so far is subset-minimal, because each of its proper subsets that realizes the
@@ -225,7 +231,7 @@ class AspProblem:
             result = Enumeration()
             found = [change_set for change_set, _ in self._models(control, deadline, result)]
             if result.status == "timeout":
-                yield k, found, "timeout"
+                yield k, [], "timeout"  # the level's change sets found so far are not its first
                 return
             with control.backend() as backend:
                 backend.add_external(level, clingo.TruthValue.False_)

@@ -124,4 +124,22 @@ def kernels(
     return sorted(chosen, key=lambda k: (len(k), sorted((a.pred, tuple(constant_sort_key(v) for v in a.args)) for a in k)))
 
 
-__all__ = ["kernels", "rule_instances"]
+def layered_dag(width: int, layers: int) -> set[tuple[str, str]]:
+    """The edges of the worst case above: a source ``s``, ``layers`` layers of ``width`` nodes
+    ``n<layer>_<j>``, a sink ``t``, every node joined to every node of the next layer. The atom
+    ``tc(s, t)`` of its transitive closure has ``width ** layers`` kernels (one a path), so a
+    deletion must cut exponentially many explanations: the case seed 003 (§3.1) gives for
+    update tableaux, in polynomial space, over explanations first and their hitting sets then.
+
+    >>> from nablog.lang import parse, separate_facts
+    >>> from nablog.engines import PythonEngine
+    >>> rules, _ = separate_facts(parse("tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."))
+    >>> edges = layered_dag(2, 3)
+    >>> len(edges), len(kernels(rules, PythonEngine().evaluate(rules, {"e": edges}), Atom("tc", ("s", "t"))))
+    (12, 8)
+    """
+    levels = [["s"]] + [[f"n{i}_{j}" for j in range(width)] for i in range(layers)] + [["t"]]
+    return {(x, y) for a, b in zip(levels, levels[1:]) for x in a for y in b}
+
+
+__all__ = ["kernels", "layered_dag", "rule_instances"]

@@ -20,6 +20,7 @@ from tests.strategies import examples
 from nablog import Database
 from nablog.lang import BaseDeclaration
 from nablog.solver import tableaux
+from nablog.tableaux.explanations import layered_dag
 
 from .test_bruteforce import BASE, brute_force, databases
 
@@ -47,11 +48,6 @@ def test_a_limited_tableaux_search_gives_the_first_n_of_the_unlimited_list(case,
         else:
             # Stopped with the limit's realizations all found, before knowing there are no more.
             assert limited.status in ("bounded", full.status)
-
-
-def layered_dag(width: int, layers: int) -> set[tuple[str, str]]:
-    levels = [["s"]] + [[f"n{i}_{j}" for j in range(width)] for i in range(layers)] + [["t"]]
-    return {(x, y) for a, b in zip(levels, levels[1:]) for x in a for y in b}
 
 
 def _explored(db, request, **options):

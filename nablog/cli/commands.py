@@ -1,0 +1,335 @@
+"""The `nablog` commands over a database read from files: query, propose, apply, undo, check, materialize, propagate and repair."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ..database import Database
+from ..lang import NablogError, row_sort_key
+from .arguments import protections, split_query, split_request
+from .output import Progress, print_proposal, print_realization, print_reasons, print_table, print_violations, warn
+
+
+def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
+    options = {"master": args.master} if args.engine == "spark" and args.master else {}
+    progress = Progress.for_terminal()
+    if progress and args.engine == "python":
+        options["progress"] = progress
+    db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
+    for warning in db.warnings:
+        warn(warning)
+    return db
+
+
+def run_query(args: argparse.Namespace) -> int:
+    files, atom = split_query(args.files)
+    db = open_database(args, files)
+    out = sys.stdout
+    if args.magic and atom is None:
+        raise NablogError("--magic needs a query atom", hint="give the atom after the files, e.g. nablog query prog.lp --magic 'p(1, Y)'")
+    if atom is not None and db.mediator is not None:
+        return print_mediated(sys.stdout, db, atom, args.ground, args.json)
+    if atom is not None:
+        rows = db.query(atom, magic=args.magic)
+        if args.json:
+            json.dump([list(r) for r in rows], out, ensure_ascii=False)
+            out.write("\n")
+        else:
+            from ..lang import parse_atom
+
+            print_table(out, parse_atom(atom).pred, rows)
+        return 0
+    model = db.model()
+    derived = db.derived
+    if args.json:
+        json.dump({p: [list(r) for r in sorted(model[p], key=row_sort_key)] for p in derived}, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        for pred in derived:
+            print_table(out, pred, sorted(model[pred], key=row_sort_key))
+    return 0
+
+
+def print_mediated(out, db: Database, atom: str, ground: bool, as_json: bool) -> int:
+    """A query on a mediated view: its constrained atoms, or its ground answers (seed 000)."""
+    if ground:
+        rows, complete = db.query(atom, ground=True)
+        if as_json:
+            json.dump({"rows": [list(r) for r in rows], "complete": complete}, out, ensure_ascii=False)
+            out.write("\n")
+            return 0
+        from ..lang import parse_atom
+
+        print_table(out, parse_atom(atom).pred, rows)
+        if not complete:
+            out.write("(bounded: more solutions exist than shown)\n")
+        return 0
+    answers = [str(a) for a in db.query(atom)]
+    if as_json:
+        json.dump(answers, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write("".join(f"{a}\n" for a in answers) or "no answers\n")
+    return 0
+
+
+def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None, **more):
+    progress = Progress.for_terminal()
+    return db.propose(
+        request,
+        method=args.method,
+        limit=args.limit if limit is None else limit,
+        timeout=args.timeout,
+        candidates=args.candidates,
+        max_fresh=args.max_fresh if max_fresh is None else max_fresh,
+        protect=protections(args),
+        progress=progress,
+        families=not args.no_families,
+        **more,
+    )
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    """Propose; realizations are printed as they are verified with --stream (or at a terminal),
+    and Ctrl-C stops the search and prints what was found."""
+    from ..solver import Proposal, parse_request
+
+    files, request = split_request(args.files)
+    db = open_database(args, files)
+    stream = args.stream or (not args.json and sys.stdout.isatty())
+    found: list = []
+
+    def show(realization) -> None:
+        found.append(realization)
+        if not stream:
+            return
+        if args.json:
+            sys.stdout.write(json.dumps({"realization": realization.to_json()}, ensure_ascii=False) + "\n")
+        else:
+            if len(found) == 1:
+                sys.stdout.write(f"request: {request.strip()}\n")
+            print_realization(sys.stdout, len(found), realization, args.expand)
+        sys.stdout.flush()
+
+    try:
+        proposal = _propose(db, args, request, on_realization=show)
+    except KeyboardInterrupt:
+        proposal = Proposal(parse_request(request), "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
+    if args.json and stream:
+        summary = {k: v for k, v in proposal.to_json().items() if k != "realizations"}
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    elif args.json:
+        json.dump(proposal.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif stream:
+        if not found:
+            sys.stdout.write(f"request: {proposal.request}\n")
+        sys.stdout.write(("\n" if found else "") + proposal.message + "\n")
+        print_reasons(sys.stdout, proposal)
+    else:
+        print_proposal(sys.stdout, proposal, args.expand)
+    return 130 if proposal.status == "interrupted" else 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    files, request = split_request(args.files)
+    db = open_database(args, files)
+    proposal = _propose(db, args, request)
+    if args.interactive:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise NablogError("--interactive needs a terminal", hint="choose without one: nablog apply ... --pick N (see nablog propose for the list)")
+        from ..interactive import choose
+
+        def more(current):
+            limit = None if current.status != "bounded" or args.limit is None else 2 * max(len(current), args.limit)
+            return _propose(db, args, request, limit=limit, max_fresh=args.max_fresh + 1)
+
+        chosen = choose(proposal, more, input, sys.stdout)
+        if chosen is None:
+            print("nothing applied")
+            return 0
+    else:
+        if not proposal.realizations:
+            raise NablogError(proposal.message, hint="nothing to apply; see nablog propose for the reasons")
+        if not 1 <= args.pick <= len(proposal):
+            raise NablogError(
+                f"--pick {args.pick} is out of range: the proposal has {len(proposal)} realization" + ("" if len(proposal) == 1 else "s"),
+                hint="pick a number from 1 to " + str(len(proposal)),
+            )
+        chosen = proposal[args.pick - 1]
+        values = {}
+        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
+        for item in args.set:
+            name, sep, value = item.partition("=")
+            if not sep or name not in settable:
+                raise NablogError(
+                    f"--set {item}: not a new constant of this realization" + (" nor a variable of its family" if chosen.family else ""),
+                    hint="its new constants are " + (", ".join(chosen.fresh) or "none") + (
+                        "; its variables " + ", ".join(v.name for v in chosen.family.variables) if chosen.family else ""
+                    ),
+                )
+            from ..io import text_to_constant
+
+            values[name] = text_to_constant(value)
+        if values:
+            chosen = chosen.substitute(values)
+    update = db.apply(chosen, request=request)
+    if args.json:
+        json.dump(update.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print("applied:\n" + "\n".join(f"  {line}" for line in update.lines()))
+        print("undo with: nablog undo " + " ".join([*files, *(f"--data {d}" for d in args.data)]))
+    return 0
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    db = open_database(args, args.files)
+    if args.forget:
+        if db.stores is None:
+            raise NablogError("undo needs a database read from files", hint="give the program files")
+        entry = db.stores.forget()
+        print("nothing to undo" if entry is None else f"forgot the change of {entry.get('time', '?')}" + (f" ({entry['request']})" if entry.get("request") else "") + "; the data is unchanged")
+        return 0
+    update = db.undo()
+    if update is None:
+        print("nothing to undo")
+        return 0
+    print("undone:\n" + "\n".join(f"  {line}" for line in update.lines()))
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        return run_bulk_check(args)
+    if args.witnesses:
+        raise NablogError("--witnesses needs --engine spark", hint="add --engine spark, or leave out --witnesses")
+    db = open_database(args, args.files)
+    violations = db.violations(None if args.json else args.limit)
+    if args.json:
+        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_violations(sys.stdout, db, violations, args.limit)
+    return 1 if violations else 0
+
+
+def run_bulk_check(args: argparse.Namespace) -> int:
+    """``check --engine spark``: the bulk checker (exact counts; witnesses to Parquet with --witnesses)."""
+    from ..engines.spark import WITNESS_CAP, check_files
+
+    limit = WITNESS_CAP if args.json else args.limit
+    checked = check_files(
+        args.files, args.data, master=args.master, header=args.header, limit=limit, witnesses=args.witnesses, progress=Progress.for_terminal(), strict=args.strict, warn=warn
+    )
+    violations = checked.violations
+    if args.json:
+        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_violations(sys.stdout, None, violations, args.limit, total=checked.total)
+        if args.witnesses and violations:
+            print(f"witnesses written to {args.witnesses}/<constraint>/")
+    return 1 if violations else 0
+
+
+def run_materialize(args: argparse.Namespace) -> int:
+    from ..engines.spark import materialize_files, propagate_files
+
+    progress = Progress.for_terminal()
+    options = dict(master=args.master, checkpoint_dir=args.checkpoint_dir, header=args.header, progress=progress, strict=args.strict, warn=warn)
+    if args.model:
+        done = propagate_files(args.files, args.data, args.model, args.insert, args.delete, args.out, **options)
+        summary = {"out": done.out, "relations": done.rows, "inserted": done.inserted, "deleted": done.deleted, "seconds": round(done.seconds, 3)}
+    elif args.insert or args.delete:
+        raise NablogError("--insert and --delete need --model", hint="give the stored model to update: --model DIR (written by nablog materialize)")
+    else:
+        done = materialize_files(args.files, args.data, args.out, **options)
+        summary = {"out": done.out, "relations": done.rows, "seconds": round(done.seconds, 3)}
+    if progress is not None and progress.shown:
+        progress.stream.write("\r\x1b[K")  # the summary replaces the progress line
+        progress.shown = False
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    rows = summary["relations"]
+    print(f"wrote {len(rows)} relation{'s' if len(rows) != 1 else ''} to {done.out} in {done.seconds:.1f} s")
+    width = max((len(p) for p in rows), default=0)
+    for pred, n in rows.items():
+        print(f"  {pred.ljust(width)}  {n:,} row{'s' if n != 1 else ''}")
+    for key, sign in (("inserted", "+"), ("deleted", "-")):
+        for pred, n in summary.get(key, {}).items():
+            print(f"  {sign}{pred}: {n:,} tuple{'s' if n != 1 else ''}")
+    return 0
+
+
+def run_propagate(args: argparse.Namespace) -> int:
+    files, update_text = split_request(args.files)
+    db = open_database(args, files)
+    update = db.propagate(update_text, method=args.method)
+    if args.json:
+        json.dump(update.to_json(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in update.lines()) or "no change\n")
+    return 0
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    from ..io import text_to_constant
+    from ..repair import repair
+    from ..repair.output import print_report, write_repair
+
+    db = open_database(args, args.files)
+    progress = Progress.for_terminal()
+    verified = None
+    if args.interactive:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise NablogError("--interactive needs a terminal", hint="repair without one, or run nablog repair ... --interactive in a terminal")
+        from ..repair.verify import VerifiedTable, verify_interactively
+
+        table_path = Path(args.verified) if args.verified else Path(args.files[0]).parent / ".nablog" / "verified.csv"
+        verified_table = VerifiedTable(table_path)
+        verified = verify_interactively(db.rules, db.model(), verified_table, input, sys.stdout, policy=args.policy, engine=db.engine)
+    result = repair(
+        db.rules,
+        db.model(),
+        engine=db.engine,
+        policy=args.policy,
+        limit=args.enumerate,
+        timeout=args.timeout,
+        protect=protections(args),
+        verified=verified,
+        progress=progress,
+    )
+    if args.set and result.tables:
+        values = {}
+        for item in args.set:
+            name, sep, value = item.partition("=")
+            if not sep or name not in result.tables[0].fresh:
+                raise NablogError(f"--set {item}: not a new constant of the correction table", hint="its new constants are " + (", ".join(result.tables[0].fresh) or "none"))
+            values[name] = text_to_constant(value)
+        result.tables = [t.substitute(values) for t in result.tables]
+    if args.out and result.tables:
+        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
+        if not args.json:
+            print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
+    if args.json:
+        report = {
+            "consistent": result.consistent,
+            "violations": [v.to_json() for v in result.falsifiers.violations()],
+            "repairs": [t.to_json() for t in result.tables],
+        }
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_report(sys.stdout, result)
+    return 0 if result.consistent else 1
+

@@ -1,0 +1,79 @@
+"""The `nablog` commands that talk HTTP: `serve` a database, `watch` a subscription and `commit` a transaction to a server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..lang import NablogError
+from .commands import open_database
+
+
+def _read_token(path: str) -> str:
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise NablogError(f"cannot read the token file {path}: {e.strerror}", hint="give the file the server's token is in") from None
+    if not token:
+        raise NablogError(f"the token file {path} is empty", hint="write a token (any long random text) into it")
+    return token
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        from ..server.app import serve
+    except ImportError as e:
+        raise NablogError(f"nablog serve needs the server extra ({e.name} is missing)", hint="pip install 'nablog[server]'") from None
+    db = open_database(args, args.files)
+    if args.token_file:
+        token, for_reads = _read_token(args.token_file), True
+    else:
+        import secrets
+
+        from ..io.base import atomic_write
+
+        token, for_reads = secrets.token_urlsafe(24), False
+        path = Path(args.files[0]).resolve().parent / ".nablog" / "token"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda f: f.write(token.encode() + b"\n"))
+        path.chmod(0o600)
+        print(f"write token in {path}", flush=True)
+    serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True))
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from ..client import Client, ClientError
+
+    client = Client(args.url, token=_read_token(args.token_file) if args.token_file else None)
+    try:
+        for n, message in enumerate(client.subscribe(args.query, mode=args.mode, since=args.since), 1):
+            sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            if args.count is not None and n >= args.count:
+                break
+    except ClientError as e:
+        raise NablogError(f"{args.url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
+    except OSError as e:
+        raise NablogError(f"cannot reach {args.url}: {e}", hint="is 'nablog serve' running there?") from None
+    return 0
+
+
+def run_commit(args: argparse.Namespace) -> int:
+    from ..client import Client, ClientError
+    from ..lang import Delta
+
+    url, *changes = args.files
+    change = Delta.parse(" ".join(changes)).to_json()
+    client = Client(url, token=_read_token(args.token_file))
+    try:
+        version = client.commit(insert=change["insert"], delete=change["delete"])
+    except ClientError as e:
+        raise NablogError(f"{url}: {e.message.removeprefix('error: ')}", hint=e.hint) from None
+    except OSError as e:
+        raise NablogError(f"cannot reach {url}: {e}", hint="is 'nablog serve' running there?") from None
+    print(json.dumps({"version": version}))
+    return 0
+
