@@ -276,14 +276,14 @@ class _Run:
         budget = [TRIES]
         for preds, maps, rows in deeper:
             proof: dict = {}
-            found = self._body(preds, maps, rows, k, DEPTH - 1, {(pred, row)}, proof, budget)
+            found = self._body(preds, maps, rows, k, DEPTH - 1, ((pred, row),), proof, budget)
             if found is not None and self._relevel(proof, found, k):
                 return True
             if budget[0] <= 0:
                 break
         return False
 
-    def _body(self, preds: tuple, maps: tuple, rows: tuple, k: int, depth: int, path: set, proof: dict, budget: list) -> "tuple[int, int | None] | None":
+    def _body(self, preds: tuple, maps: tuple, rows: tuple, k: int, depth: int, path: tuple, proof: dict, budget: list) -> "tuple[int, int | None] | None":
         """One derivation's body proved below ``k`` with ``depth`` rule applications left:
         (height, highest leaf level) or None; each tuple it proves goes to ``proof`` (keyed by
         predicate and row: its height)."""
@@ -305,24 +305,26 @@ class _Run:
             height = max(height, proof[node])
         return height, top
 
-    def _prove(self, pred: str, row: tuple, k: int, depth: int, path: set, proof: dict, budget: list) -> "tuple[int, int | None] | None":
+    def _prove(self, pred: str, row: tuple, k: int, depth: int, path: tuple, proof: dict, budget: list) -> "tuple[int, int | None] | None":
         """A proof of ``row`` (not deleted, of level ``k`` or above) with ``depth`` rule
         applications, trying derivations while ``budget`` lasts: (height, highest leaf) or None."""
         if depth <= 0:
             return None
         node = (pred, row)
+        inner = (*path, node)
         first = [row]
+        mark = len(proof)
         for generate, preds, maps in self.checks[pred]:
             for rows in generate(self.check, first):
                 budget[0] -= 1
                 if budget[0] < 0:
                     return None
-                sub = dict(proof)  # a derivation that fails leaves nothing proved
-                found = self._body(preds, maps, rows, k, depth - 1, path | {node}, sub, budget)
+                found = self._body(preds, maps, rows, k, depth - 1, inner, proof, budget)
                 if found is not None:
-                    sub[node] = found[0] + 1
-                    proof.update(sub)
+                    proof[node] = found[0] + 1
                     return found[0] + 1, found[1]
+                while len(proof) > mark:  # a derivation that fails leaves nothing proved
+                    proof.popitem()
         return None
 
     def _relevel(self, proof: dict, found: tuple, k: int) -> bool:
