@@ -132,7 +132,7 @@ class Deletions:
         bodies = [b for group in (*self.propagate.values(), *self.check.values(), self.first) for bodies in group for b in bodies]
         return probes(bodies, {NEW + p: p for p in self.heads | self.lower})
 
-    def run(self, env: dict, levels, number: "dict[str, Callable[[tuple], None]] | None" = None) -> dict[str, Relation]:
+    def run(self, env: dict, levels, number: "dict[str, Callable[..., None]] | None" = None) -> dict[str, Relation]:
         """``del__p`` and ``red__p`` per predicate ``p`` of the layer: ``env`` holds the old state
         and the lower layers' ``ins__``/``del__``; ``levels[p]`` maps each old tuple of ``p`` to its
         level (read and re-levelled in place); ``number[p]``, when given, is called with each
