@@ -76,6 +76,11 @@ class Evaluator:
         self._dictionaries: list[ConstantDictionary] = [dictionary]
         self.computed = 0
         self.cache: dict = {}
+        # When a dict: per predicate, (round, tuples first derived in that round) of each
+        # semi-naive fixpoint, for PythonEngine.evaluate(rounds=); rounds are numbered on across
+        # fixpoints (a component's exit rules read earlier components: a later round).
+        self.rounds: dict[str, list[tuple[int, EncodedRelation]]] | None = None
+        self.round_base = 0
 
     # -- a dictionary that grows with computed values ---------------------------------------------
 
@@ -629,6 +634,7 @@ class Evaluator:
         ``track``; otherwise nothing, and no round pays for collecting them)."""
         added = {p: [d] for p, d in delta.items() if len(d)} if track else {}
         rounds = 0
+        self._note_round(rounds, delta)
         self.clock.take()
         joined = _joined_whole(plan)
         grown = {p: len(d) for p, d in delta.items()}
@@ -653,6 +659,7 @@ class Evaluator:
                     if d is not None and len(d):
                         instances.append((rule, i, self._delta_source(i, d)))
             delta = self._absorb(self.derive(instances, known=plan.predicates), plan.predicates, joined)
+            self._note_round(rounds, delta)
             if self.profile:
                 runs = sum(len(key_runs(self.relation(p)) or ()) for p in plan.predicates)
                 self.profile(RoundCost(plan.predicates, rounds, sum(len(d) for d in delta.values()), **self.clock.take(), runs=runs))
@@ -660,11 +667,21 @@ class Evaluator:
                 grown[p] = grown.get(p, 0) + len(d)
                 if track and len(d):
                     added.setdefault(p, []).append(d)
+        self.round_base += rounds + 1
         for p in plan.predicates:
             rel = self.relation(p)
             if isinstance(rel, RunRelation) and rel.seen is not None:
                 rel.settled()
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
+
+    def _note_round(self, round: int, delta: dict[str, EncodedRelation]) -> None:
+        """Keep a round's new tuples when asked (``rounds``): each tuple of a delta is absent
+        from its relation before the round, so a tuple's round is the round it was first derived
+        in, and every derivation found for it reads tuples of earlier rounds only."""
+        if self.rounds is not None:
+            for pred, rows in delta.items():
+                if len(rows):
+                    self.rounds.setdefault(pred, []).append((self.round_base + round, rows))
 
     def _delta_source(self, position: int, delta: EncodedRelation):
         return lambda i, atom: delta if i == position else self.relation(atom.pred)

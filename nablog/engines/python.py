@@ -56,11 +56,28 @@ class PythonEngine:
         self.progress = progress
         self.profile = profile
 
-    def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
-        """The perfect model: every base and derived relation as a set of tuples."""
+    def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]], rounds: dict | None = None) -> Model:
+        """The perfect model: every base and derived relation as a set of tuples.
+
+        ``rounds``, a dict, receives per derived predicate a list of ``(round, tuples)``: the
+        tuples first derived in that semi-naive round (a component's exit rules are its first
+        round; rounds are numbered on from one component to the next), as encoded relations over
+        the model's dictionary. A tuple of round k has a derivation from derived tuples of
+        rounds below k only, which is what a recursive view's levels need (seed 001 §3.2;
+        ``nablog.views.deletions``).
+
+        >>> from nablog.lang import parse
+        >>> found = {}
+        >>> _ = PythonEngine().evaluate(parse("p(X,Y) :- e(X,Y). p(X,Y) :- e(X,Z), p(Z,Y)."),
+        ...                             {"e": {(1, 2), (2, 3), (3, 4)}}, rounds=found)
+        >>> [(k, sorted(rows)) for k, rows in found["p"]]
+        [(0, [(1, 2), (2, 3), (3, 4)]), (1, [(1, 3), (2, 4)]), (2, [(1, 4)])]
+        """
         prepared = prepare(program, facts)
         evaluator = self._evaluator(prepared, prepared.facts.values(), prepared.facts.values())
         evaluator.profile = self.profile
+        if rounds is not None:
+            evaluator.rounds = {}
         for pred, rows in prepared.facts.items():
             evaluator.rels[pred] = evaluator.encode(rows, prepared.arities[pred])
         plans = component_plans(prepared.program, prepared.analysis)
@@ -68,6 +85,8 @@ class PythonEngine:
             if self.progress:
                 evaluator.progress = _reporter(self.progress, f"component {i + 1}/{len(plans)} ({', '.join(plan.predicates)})")
             evaluator.run_component(plan)
+        if rounds is not None:
+            rounds.update({p: [(k, evaluator.current(rows)) for k, rows in found] for p, found in evaluator.rounds.items()})
         return _model(evaluator, prepared)
 
     def update(
