@@ -583,10 +583,14 @@ class Relevance:
                         new_sign = PLUS if becomes_true else MINUS
                         if h[0] in self.unread and h not in self.requested:
                             continue
-                        if (new_sign == PLUS and self.state.now(h)) or (new_sign == MINUS and not self.state.now(h)):
-                            continue
+                        # Demand before the model: the demand is two dictionary lookups, the model
+                        # a search of an encoded relation, and demand drops most heads (each new
+                        # head of department d0 reaches its ~100 employees, of whom a few are
+                        # demanded; 3,270 such candidates at 1e5 facts).
                         if h[0] in self.demand.predicates and not self.demand.demanded(h):
                             continue  # recomputed if it is demanded later
+                        if (new_sign == PLUS and self.state.now(h)) or (new_sign == MINUS and not self.state.now(h)):
+                            continue
                         self._add(new_sign, h)
         return changed
 
