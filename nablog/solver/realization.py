@@ -27,8 +27,8 @@ def sorted_atoms(atoms) -> tuple[Atom, ...]:
 
 
 KEPT_EFFECTS = 1_000
-"""A realization's side effects of at most this many atoms are kept as verification found them;
-larger ones are counted, and computed again when asked for (:meth:`Verifier.effects`)."""
+"""A realization's side effects of at most this many atoms are kept; larger ones are counted,
+and computed whenever asked for, without being kept (:meth:`Verifier.effects`)."""
 
 
 class Update:
@@ -40,10 +40,12 @@ class Update:
     ``(pred, row)`` pairs of those relations that are not part of the update (a request's own
     atoms, which are not its side effects), so that leaving them out copies no relation.
 
-    With ``later``, a function returning the update, nothing is computed until it is first asked
-    for (``computed`` tells whether it was); ``counts``, when given with it, answers ``count()``,
-    ``len`` and ``bool`` without computing it. A realization's side effects are held this way
-    when they are large (see :meth:`Verifier.effects`).
+    With ``later``, a function returning the update, nothing is computed until it is asked for;
+    ``counts``, when given with it, answers ``count()``, ``len`` and ``bool`` without computing
+    it. What ``later`` returns is kept when it has at most :data:`KEPT_EFFECTS` atoms (then
+    ``computed`` is true); a larger update is computed again each time it is asked for, so that
+    printing every realization of a proposal holds one realization's side effects at a time.
+    ``lines()``, ``to_json()`` and ``delta`` compute it once for both of their halves.
     """
 
     def __init__(
@@ -67,18 +69,21 @@ class Update:
 
     @property
     def computed(self) -> bool:
-        """Whether the update is known (not still waiting to be computed)."""
+        """Whether the update is held (not computed when asked for)."""
         return self._later is None
 
     def _known(self) -> "Update":
+        """This update when it is held, else the update ``later`` computes (held if small)."""
         later = self._later
-        if later is not None:
-            done = later()
+        if later is None:
+            return self
+        done = later()._known()
+        if sum(done.count()) <= KEPT_EFFECTS:
             # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
             # threads asking at once compute the same update twice, which is harmless.
             self._insert, self._delete, self._gained, self._lost, self._omit = done._insert, done._delete, done._gained, done._lost, done._omit
             self._later = None
-        return self
+        return done
 
     def _atoms(self, relations: Mapping[str, Set]) -> tuple[Atom, ...]:
         out = []
@@ -95,23 +100,24 @@ class Update:
 
     @property
     def insert(self) -> tuple[Atom, ...]:
-        self._known()
-        if self._insert is None:
-            self._insert = self._atoms(self._gained)
-        return self._insert
+        known = self._known()
+        if known._insert is None:
+            known._insert = known._atoms(known._gained)
+        return known._insert
 
     @property
     def delete(self) -> tuple[Atom, ...]:
-        self._known()
-        if self._delete is None:
-            self._delete = self._atoms(self._lost)
-        return self._delete
+        known = self._known()
+        if known._delete is None:
+            known._delete = known._atoms(known._lost)
+        return known._delete
 
     def count(self, pred: str | None = None) -> tuple[int, int]:
         """How many atoms (of ``pred``, or of every predicate) appear and disappear."""
-        if pred is None and self._later is not None and self._counts is not None:
-            return self._counts
-        self._known()
+        if self._later is not None:
+            if pred is None and self._counts is not None:
+                return self._counts
+            return self._known().count(pred)
 
         def size(atoms, relations):
             if atoms is not None:
@@ -129,10 +135,14 @@ class Update:
         return sum(self.count())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Update) and (self.insert, self.delete) == (other.insert, other.delete)
+        if not isinstance(other, Update):
+            return False
+        mine, theirs = self._known(), other._known()
+        return (mine.insert, mine.delete) == (theirs.insert, theirs.delete)
 
     def __hash__(self) -> int:
-        return hash((self.insert, self.delete))
+        known = self._known()
+        return hash((known.insert, known.delete))
 
     def __repr__(self) -> str:
         if self._later is not None and self._counts is None:
@@ -141,15 +151,18 @@ class Update:
         return f"Update(+{plus}, -{minus})"
 
     def to_json(self) -> dict:
-        return {"insert": [str(a) for a in self.insert], "delete": [str(a) for a in self.delete]}
+        known = self._known()
+        return {"insert": [str(a) for a in known.insert], "delete": [str(a) for a in known.delete]}
 
     def lines(self) -> list[str]:
-        return [f"+{a}" for a in self.insert] + [f"-{a}" for a in self.delete]
+        known = self._known()
+        return [f"+{a}" for a in known.insert] + [f"-{a}" for a in known.delete]
 
     @property
     def delta(self) -> Delta:
         """The same change as a :class:`~nablog.lang.Delta`."""
-        return Delta(frozenset(self.insert), frozenset(self.delete))
+        known = self._known()
+        return Delta(frozenset(known.insert), frozenset(known.delete))
 
 
 @dataclass(frozen=True)
@@ -394,7 +407,7 @@ class Verifier:
 
         ``verified`` is what :meth:`realizes` returned for these changes, when it was called. The
         effects are kept when at most :data:`KEPT_EFFECTS` atoms change; larger ones are only
-        counted and computed again (one re-evaluation) when first asked for: moving a department
+        counted, and computed (one re-evaluation) whenever they are asked for: moving a department
         head at the top of an org chart changes almost everyone's chain of command, and keeping
         that for each of hundreds of realizations took gigabytes nobody reads before picking one
         (issue 16). Without ``verified``, nothing is evaluated until they are asked for."""

@@ -98,7 +98,7 @@ def test_large_side_effects_are_counted_at_verification_and_computed_when_first_
     assert [len(r.side_effects) for r in proposal] == [7, 15, 15, 10]
     assert not any(r.side_effects.computed for r in proposal) and len(evaluations) == verified
     assert repr(proposal[3].side_effects) == "Update(+4, -6)"
-    # Asked for, the effects are one re-evaluation, then kept: asking again computes nothing.
+    # Asked for, the effects are one re-evaluation each time, and not kept (they are large).
     assert proposal[3].side_effects.lines() == [
         "+manager(h1, h2)",
         "+reports_to(h1, h1)",
@@ -111,11 +111,17 @@ def test_large_side_effects_are_counted_at_verification_and_computed_when_first_
         "-reports_to(h1, h0)",
         "-reports_to(h2, h0)",
     ]
-    assert proposal[3].side_effects.computed and len(evaluations) == verified + 1
-    assert proposal[3].side_effects.to_json()["delete"][0] == "manager(h1, h0)" and len(evaluations) == verified + 1
-    assert not any(r.side_effects.computed for r in proposal[:3])
+    assert not proposal[3].side_effects.computed and len(evaluations) == verified + 1
+    assert proposal[3].side_effects.to_json()["delete"][0] == "manager(h1, h0)" and len(evaluations) == verified + 2
+    assert proposal[3].side_effects.count("manager") == (1, 1) and len(evaluations) == verified + 3
     for r in proposal:
         assert r.side_effects.lines() == expected_effects(db, r, {"reports_to(e2, h2)"})
+    # Small enough to keep (at most KEPT_EFFECTS atoms): computed once, then held.
+    monkeypatch.setattr(realization, "KEPT_EFFECTS", 10)
+    assert proposal[3].side_effects.lines() == expected_effects(db, proposal[3], {"reports_to(e2, h2)"})
+    asked = len(evaluations)
+    assert proposal[3].side_effects.computed and proposal[3].side_effects.count() == (4, 6)
+    assert proposal[3].side_effects.to_json()["insert"][0] == "manager(h1, h2)" and len(evaluations) == asked
 
 
 def test_the_chairs_example_has_the_same_side_effects_lazy_or_kept():
