@@ -601,9 +601,9 @@ class Database:
             query = parse_atom(query)
         subscription = Subscription(query, mode, callback, DEFAULT_BUFFER if buffer is None else buffer)
         with self._lock:
-            rows = self.query(query)  # checks the predicate and arity too
             if self._hub is None:
                 self._hub = Hub(self.rules)
+            rows = self._hub.snapshot(query, self._version, lambda: self.query(query))  # query checks the predicate and arity too
             self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
         return subscription
 

@@ -145,6 +145,10 @@ class Hub:
         self._views: dict[str, set[str]] = {}
         self._groups: list[tuple[Subscription, list[Subscription]]] = []
         self._stale = False
+        # The snapshot of each query at one version, as JSON rows, shared by the subscribers who
+        # start then (a message is read, never changed): 100 subscribers to one query computed and
+        # sorted it 100 times.
+        self._snapshots: tuple[int, dict[str, list[list]]] = (-1, {})
 
     def changed(self) -> None:
         """A subscription was added, removed or closed: regroup before the next commit."""
@@ -161,13 +165,25 @@ class Hub:
                 self._views.setdefault(s.mode, set()).add(s.query.pred)
             self._groups = [(group[0], group) for group in groups.values()]
 
-    def add(self, subscription: Subscription, snapshot: list[tuple], version: int, warm: tuple[Mapping, Callable[[], Mapping]] | None = None) -> None:
-        """Start a subscription with its snapshot; with ``warm`` (the base facts and a function
-        giving the model, at ``version``) the monitor that will serve it builds its kept state
-        now, not in the next commit."""
+    def snapshot(self, query: Atom, version: int, answer: Callable[[], Iterable[tuple]]) -> list[list]:
+        """The answer of ``query`` at ``version`` as JSON rows: ``answer()`` computed once per query
+        and version, then shared."""
+        kept, snapshots = self._snapshots
+        if kept != version:
+            snapshots = {}
+            self._snapshots = (version, snapshots)
+        key = str(query)
+        if key not in snapshots:
+            snapshots[key] = rows_json(answer())
+        return snapshots[key]
+
+    def add(self, subscription: Subscription, snapshot: list[list], version: int, warm: tuple[Mapping, Callable[[], Mapping]] | None = None) -> None:
+        """Start a subscription with its snapshot (JSON rows, see :meth:`snapshot`); with ``warm``
+        (the base facts and a function giving the model, at ``version``) the monitor that will
+        serve it builds its kept state now, not in the next commit."""
         subscription._hub = self
         with self._lock:
-            subscription.deliver({"version": version, "snapshot": rows_json(snapshot)})
+            subscription.deliver({"version": version, "snapshot": snapshot})
             subscription.deliver({"version": version, "snapshot_complete": True})
             self.subscriptions.append(subscription)
             self._stale = True
@@ -176,8 +192,11 @@ class Hub:
             # The kept state is built and long-lived: one full collection now, because the objects
             # its construction promoted bring the collector's next full pass near, and that pass
             # (30-80 ms over the whole process heap) would land inside some later commit — the
-            # rare commits whose CPU time was 60x the median.
+            # rare commits whose CPU time was 60x the median. Then the survivors — the kept state
+            # above all, 10^7 tuples on a dense closure — are frozen out of later collections:
+            # each full pass walked them all (the p99 blowups of inserts on G(5000, 0.001)).
             gc.collect()
+            gc.freeze()
 
     def remove(self, subscription: Subscription) -> None:
         with self._lock:
@@ -196,6 +215,7 @@ class Hub:
         ``version`` (computed before the commit is applied)."""
         if self._stale:
             self._regroup()
+        self._snapshots = (-1, {})  # the state they answered is left
         out: dict[str, dict[str, Change]] = {}
         self._used = []
         for mode, views in self._views.items():
