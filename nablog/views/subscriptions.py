@@ -144,6 +144,7 @@ class Hub:
         # subscriptions grouped by query (one message per group).
         self._views: dict[str, set[str]] = {}
         self._groups: list[tuple[Subscription, list[Subscription]]] = []
+        self._patterns: dict[tuple, dict[tuple, list]] = {}
         self._stale = False
         # The snapshot of each query at one version, as JSON rows, shared by the subscribers who
         # start then (a message is read, never changed): 100 subscribers to one query computed and
@@ -164,6 +165,16 @@ class Hub:
                 groups.setdefault(s.key, []).append(s)
                 self._views.setdefault(s.mode, set()).add(s.query.pred)
             self._groups = [(group[0], group) for group in groups.values()]
+            # The groups by mode, predicate and the positions their query binds to constants,
+            # keyed by those constants: a commit's changed rows find their queries by lookup,
+            # not by testing every query (100 queries closure(h, Y) on one view cost 1.2 ms a
+            # commit tested one by one).
+            self._patterns = {}
+            for first, group in self._groups:
+                args = first.query.args
+                positions = tuple(i for i, t in enumerate(args) if not isinstance(t, Var))
+                table = self._patterns.setdefault((first.mode, first.query.pred, positions), {})
+                table.setdefault(tuple(args[i] for i in positions), []).append((first, group))
 
     def snapshot(self, query: Atom, version: int, answer: Callable[[], Iterable[tuple]]) -> list[list]:
         """The answer of ``query`` at ``version`` as JSON rows: ``answer()`` computed once per query
@@ -238,10 +249,18 @@ class Hub:
         called in a tight loop, queues take the message through :meth:`Subscription.deliver`."""
         if self._stale:
             self._regroup()
-        for first, group in self._groups:
-            message = _message(first.query, changes.get(first.mode, {}).get(first.query.pred), version)
-            if message is None:
+        found: dict[int, tuple[Subscription, list[Subscription], list, list]] = {}
+        for (mode, pred, positions), table in self._patterns.items():
+            change = changes.get(mode, {}).get(pred)
+            if not change:
                 continue
+            for sign, rows in ((2, change.plus), (3, change.minus)):
+                for row in rows:
+                    for first, group in table.get(tuple(row[i] for i in positions), ()):
+                        if matches(first.query, row):
+                            found.setdefault(id(group), (first, group, [], []))[sign].append(row)
+        for first, group, plus, minus in found.values():
+            message = {"version": version, "plus": rows_json(plus), "minus": rows_json(minus)}
             for s in group:
                 if s.callback is None or s.closed:
                     s.deliver(message)
@@ -251,15 +270,6 @@ class Hub:
                     s.callback(message)
                 except Exception:  # noqa: BLE001 - a subscriber's callback failing must not fail the commit
                     s.close()
-
-
-def _message(query: Atom, change: Change | None, version: int) -> Message | None:
-    """The message of one commit for one query, None when its answer did not change."""
-    if not change:
-        return None
-    plus = [r for r in change.plus if matches(query, r)]
-    minus = [r for r in change.minus if matches(query, r)]
-    return {"version": version, "plus": rows_json(plus), "minus": rows_json(minus)} if plus or minus else None
 
 
 __all__ = ["DEFAULT_BUFFER", "Hub", "Message", "Subscription", "SubscriptionClosed", "matches", "rows_json"]
