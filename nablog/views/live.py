@@ -200,9 +200,11 @@ class NewState:
         yield from self.added
 
     def lookup(self, positions: tuple[int, ...], key: tuple) -> Iterable[tuple]:
-        kept = [r for r in self.old.lookup(positions, key) if r not in self.deleted]
+        kept = self.old.lookup(positions, key)
+        if len(self.deleted):  # else the old bucket as it is: an insert-only commit copies nothing
+            kept = [r for r in kept if r not in self.deleted]
         added = self.added.lookup(positions, key)
-        return kept + list(added) if added else kept
+        return [*kept, *added] if added else kept
 
     def add(self, row: tuple) -> bool:
         return False if row in self else self.added.add(row)
@@ -268,6 +270,9 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
     for k, step in enumerate(steps):
         if step[0] != "cmp":
             lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
+            # Membership in a plain relation straight on its set or dict (C), not through
+            # __contains__: an insert into a dense closure tests ~5,000 rows against it.
+            lines.append(f"in{k} = rel{k}.rows if type(rel{k}) in _PLAIN else rel{k}")
     depth = 0
     pad = lambda: "    " * depth  # noqa: E731
     for k, step in enumerate(steps):
@@ -279,12 +284,12 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
         kind, _, positions, probe, free, checks, whole = step
         probe = key(probe)
         if kind == "neg":
-            test = f"{probe} not in rel{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
+            test = f"{probe} not in in{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
             lines.append(f"{pad()}if {test}:")
             depth += 1
             continue
         if whole:
-            rows = f"(({probe},) if {probe} in rel{k} else ())"
+            rows = f"(({probe},) if {probe} in in{k} else ())"
         elif positions:
             rows = f"rel{k}.lookup({const(positions)}, {probe})"
         else:
@@ -305,8 +310,8 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
     lines.append(f"{pad()}append({key(head)})")
     lines.append("return out")
     params = "".join(f", {n}={n}" for n in consts)
-    source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
-    scope = {"_EMPTY": _EMPTY, **consts}
+    source = f"def body(env, first, _EMPTY=_EMPTY, _PLAIN=_PLAIN{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    scope = {"_EMPTY": _EMPTY, "_PLAIN": (Relation, Levelled), **consts}
     exec(compile(source, "<live plan>", "exec"), scope)  # noqa: S102 - our own generated loops
     return scope["body"]
 
