@@ -603,7 +603,13 @@ class Database:
         with self._lock:
             if self._hub is None:
                 self._hub = Hub(self.rules)
-            rows = self._hub.snapshot(query, self._version, lambda: self.query(query))  # query checks the predicate and arity too
+            hub, version = self._hub, self._version
+
+            def answer():  # from a monitor's kept relation, else the model (query checks the predicate and arity)
+                kept = hub.kept_answer(query, version, self.rules.signatures.get(query.pred))
+                return self.query(query) if kept is None else kept
+
+            rows = hub.snapshot(query, version, answer)
             self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
         return subscription
 

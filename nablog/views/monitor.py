@@ -228,6 +228,13 @@ class Monitor:
             return True
         return False
 
+    def kept(self, pred: str, version: int) -> Relation | None:
+        """The relation ``pred`` as this monitor keeps it for the state numbered ``version``, if it
+        does (a subscription's snapshot is read from it: the database's model may be behind)."""
+        if self._live is not None and self._live[0] == version:
+            return self._live[1].get(pred)
+        return None
+
     def _live_state(self, version: int | None, source) -> dict[str, Relation]:
         """The relations the rules read: kept from the last commit when ``version`` follows it,
         else copied from ``source`` (the model or the base facts; a function, called only then).

@@ -188,6 +188,22 @@ class Hub:
             snapshots[key] = rows_json(answer())
         return snapshots[key]
 
+    def kept_answer(self, query: Atom, version: int, arity: int | None) -> list[tuple] | None:
+        """The answer of ``query`` at ``version`` from a monitor's kept relation (by its index on
+        the query's constants when it has one), or None when no monitor keeps it. After commits
+        the database's model is brought up to date only when read; reading it for a new
+        subscriber's snapshot cost a DRed pass over a 24.7 M-pair closure (minutes)."""
+        if arity != len(query.args):
+            return None
+        for monitor in self._monitors.values():
+            rel = monitor.kept(query.pred, version)
+            if rel is None:
+                continue
+            positions = tuple(i for i, t in enumerate(query.args) if not isinstance(t, Var))
+            rows = rel.lookup(positions, tuple(query.args[i] for i in positions)) if positions in rel.indexes else rel
+            return [r for r in rows if matches(query, r)]
+        return None
+
     def add(self, subscription: Subscription, snapshot: list[list], version: int, warm: tuple[Mapping, Callable[[], Mapping]] | None = None) -> None:
         """Start a subscription with its snapshot (JSON rows, see :meth:`snapshot`); with ``warm``
         (the base facts and a function giving the model, at ``version``) the monitor that will
