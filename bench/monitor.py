@@ -9,21 +9,32 @@ commit-to-subscriber latency.
    by recomputation (both models evaluated and compared), ``materialized`` (Algorithm 1 over the
    kept model), ``rod`` (Algorithm 2, no view kept) and ``dred``; ratios against recomputation.
 2. Transitive closure under a stream of single-edge inserts and deletes on random graphs (a
-   directed G(n, p), a sparse random graph, and a small sparse graph the pydbsp peer can load),
-   with 1, 10 and 100 subscribers to ``closure(X, Y)``: the time from calling ``commit`` to the
-   last subscriber holding its message (p50, p99), per mode; the peers on the same stream are
-   recomputation and pydbsp's incremental stratified Datalog (``IncrementalDatalogStratified``:
-   push the change, ``saturate``), run by bench/pydbsp_peer.py in a child process with the
-   interpreter given by ``--pydbsp-python`` (pydbsp needs Python 3.12 or newer; nablog's venv may
-   be older: make one, e.g. ``python3.12 -m venv /work/pydbsp-venv && /work/pydbsp-venv/bin/pip
-   install pydbsp``). The child's final closure size is checked against nablog's.
-3. For G(n, p): the sizes Algorithm 1's rules derive for one insert and one delete (``ins__``,
-   ``del__``, ``red__`` against the net ``plus__``/``minus__``): the cause of its latency there.
+   directed G(n, p), G(5000, 0.001) by default: one giant strongly connected component, 24.7 M
+   closure pairs; a sparse random graph; a small sparse graph the pydbsp peer can load), with 1,
+   10 and 100 subscribers: the time from calling ``commit`` to the last subscriber holding its
+   message (p50, p99), per mode. One database per mode: its kept state is built once, by the
+   first subscription, and serves the streams of 1, 10 and 100 subscribers (each a fresh stream
+   from the current graph; the first is the one the peers run). Sparse graphs: subscribers to
+   ``closure(X, Y)``, modes materialized, rod and dred. G(n, p): subscriber i asks
+   ``closure(h_i, Y)`` (a whole-view snapshot of 24.7 M pairs costs ~40 s and 4 GB a
+   subscriber), materialized only (``--gnp-rod`` adds rod), and one insert commit is profiled
+   (cProfile). The peers on the same stream are recomputation (the closure evaluated afresh and
+   diffed as sorted key arrays) and pydbsp's incremental stratified Datalog
+   (``IncrementalDatalogStratified``: push the change, ``saturate``), run by bench/pydbsp_peer.py
+   in a child process with the interpreter given by ``--pydbsp-python`` (pydbsp needs Python
+   3.12 or newer; make a venv, e.g. ``python3.12 -m venv /work/pydbsp-venv &&
+   /work/pydbsp-venv/bin/pip install pydbsp``). The child's final closure size is checked
+   against nablog's. Each graph's tables are printed as soon as it is done.
+3. For G(n, p) and a probe graph G(1600, p): the sizes Algorithm 1's rules derive for one insert
+   and one delete over the kept state (``ins__``, ``del__``, ``red__`` against the net
+   ``plus__``/``minus__``): the cause of its latency there.
+
+G(5000, 0.001) needs ~5 GB (the kept closure, ~180 bytes a pair).
 
 The machine is shared by several developers: figures are noisy; compare the ratios.
 
-Run:  .venv/bin/python bench/monitor.py [--quick] [--gnp-nodes 5000] [--sparse-edges 10000]
-          [--pydbsp-python /work/pydbsp-venv/bin/python] [--pydbsp-edges 1000]
+Run:  .venv/bin/python bench/monitor.py [--quick] [--gnp-nodes 5000] [--gnp-rod] [--sparse-edges 10000]
+          [--pydbsp-python /work/pydbsp-venv/bin/python] [--pydbsp-timeout 120] [--pydbsp-edges 1000]
 """
 
 from __future__ import annotations
