@@ -146,7 +146,8 @@ class Levelled(Relation):
                 sorted_keys = keys[order]
                 starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
             ends = np.r_[starts[1:], len(order)].tolist()
-            grouped = [rows[i] for i in order.tolist()]
+            # Reordered as an object array: a list through order.tolist() made a Python int per row.
+            grouped = np.fromiter(rows, dtype=object, count=len(rows))[order]
             index = rel.indexes[where] = {}
             for start, end in zip(starts.tolist(), ends):
                 bucket = grouped[start:end]
