@@ -205,6 +205,26 @@ def test_the_kept_state_from_the_engine_rounds_equals_the_tuple_at_a_time_build(
         assert set(states["engine"]["closure"]) == set(PythonEngine().evaluate(CLOSURE, {"edge": edges})["closure"])
 
 
+def test_levelled_from_columns_indexes_equal_the_lazily_built_ones():
+    """Indexes built column-wise (one and two bound positions) hold the buckets a Relation builds
+    row by row, over the very row objects of the dict; levels follow the rounds given."""
+    import numpy as np
+
+    from nablog.views.live import Levelled
+
+    values = ["a", "b", "c", 7]
+    rounds = [(0, [np.array([0, 1, 0]), np.array([1, 2, 2]), np.array([3, 3, 0])]), (1024, [np.array([1, 0]), np.array([0, 1]), np.array([3, 0])])]
+    rel = Levelled.from_columns(values, rounds, [(0,), (0, 2)])
+    rows = {("a", "b", 7): 0, ("b", "c", 7): 0, ("a", "c", "a"): 0, ("b", "a", 7): 1024, ("a", "b", "a"): 1024}
+    assert rel.rows == rows
+    plain = Relation(rows)
+    for where in [(0,), (0, 2)]:
+        plain.lookup(where, ())
+        assert rel.indexes[where] == plain.indexes[where]
+        assert all(next(iter(bucket)) is next(r for r in rel.rows if r == next(iter(bucket))) for bucket in rel.indexes[where].values())
+    assert Levelled.from_columns(values, [], [(0,)]).indexes == {(0,): {}}
+
+
 def test_engine_rounds_are_bfs_distances_and_number_on_across_components():
     """``evaluate(rounds=)``: a closure pair's round is its shortest path's length less one; a
     component evaluated after another numbers its rounds after the other's."""
