@@ -52,9 +52,10 @@ import heapq
 from ..lang import Literal, Program
 from ..transforms.maintenance import deletion_rules, rederivation_rule
 from ..transforms.propagation import DEL, INS, NEW
-from .live import NewState, Relation, bodies_from, cheapest, probes
+from .live import NewState, Relation, bodies_from, cheapest, chosen, probes
 
 _EMPTY = Relation()
+LEVEL_GAP = 1024  # levels of a build: round * LEVEL_GAP, room to re-level between two rounds
 
 
 def recursive(layer: Program) -> bool:
@@ -110,10 +111,12 @@ class Deletions:
             self.check.setdefault(rule.head[0].pred, []).append(bodies_from(rederivation_rule(rule), 0))
         self.lower |= {b.atom.pred for r in layer.rules for b in r.body if isinstance(b, Literal)} - self.heads
 
-    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
-        """The indexes the checks and propagations look up (``new__r`` as ``r``)."""
-        bodies = [b for group in (*self.propagate.values(), *self.check.values(), self.first) for bodies in group for b in bodies]
-        return probes(bodies, {NEW + p: p for p in self.heads | self.lower})
+    def probes(self, sizes: "dict[str, int] | None" = None) -> set[tuple[str, tuple[int, ...]]]:
+        """The indexes the checks and propagations look up (``new__r`` as ``r``); with ``sizes``
+        (of the kept relations) only those of the join orders :meth:`run` takes with them."""
+        virtual = {NEW + p: p for p in self.heads | self.lower}
+        groups = [bodies for group in (*self.propagate.values(), *self.check.values(), self.first) for bodies in group]
+        return probes(chosen(groups, sizes, virtual), virtual)
 
     def run(self, env: dict, levels: dict[str, dict]) -> dict[str, Relation]:
         """``del__p`` per predicate of the layer: ``env`` holds the old state and the lower

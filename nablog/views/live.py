@@ -25,7 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..lang import Comparison, Literal, Program, Rule, Var, analyze
 from ..lang.ast import BinOp, Interval, UnaryOp
@@ -66,20 +66,120 @@ class Relation:
         if row in self.rows:
             return False
         self.rows.add(row)
+        self._indexed(row)
+        return True
+
+    def _indexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
             index.setdefault(tuple(row[i] for i in positions), set()).add(row)
-        return True
 
     def discard(self, row: tuple) -> None:
         if row not in self.rows:
             return
         self.rows.discard(row)
+        self._unindexed(row)
+
+    def _unindexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
             key = tuple(row[i] for i in positions)
             bucket = index[key]
             bucket.discard(row)
             if not bucket:
                 del index[key]
+
+
+class Levelled(Relation):
+    """A kept relation of a recursive layer: ONE dict row -> level, at once the row set and the
+    mapping ``levels[p]`` of :mod:`nablog.views.deletions` (a separate set and level dict cost a
+    second hash entry per tuple: ~380 bytes a pair on a 24.7 M-pair closure, now ~180).
+
+    A level set for an absent row (the commit's evaluation numbering a row it adds to
+    ``new__p``) waits in ``pending`` until the row is added when the commit is applied: the
+    relation is the old state while the maintenance rules read it. Deleting a level deletes the
+    row.
+
+    >>> rel = Levelled({("a", "b"): 0})
+    >>> rel[("a", "c")] = 1025  # numbered during a commit: not yet a row
+    >>> ("a", "c") in rel, rel.add(("a", "c")), rel[("a", "c")], sorted(rel.lookup((0,), ("a",)))
+    (False, True, 1025, [('a', 'b'), ('a', 'c')])
+    >>> del rel[("a", "b")]
+    >>> sorted(rel), sorted(rel.lookup((0,), ("a",)))
+    ([('a', 'c')], [('a', 'c')])
+    """
+
+    __slots__ = ("pending",)
+
+    def __init__(self, levels: "dict[tuple, int] | None" = None):
+        self.rows: dict[tuple, int] = dict(levels or {})  # type: ignore[assignment]
+        self.indexes = {}
+        self.pending: dict[tuple, int] = {}
+
+    @classmethod
+    def from_columns(cls, values: list, rounds: "list[tuple[int, list]]", positions: Iterable[tuple[int, ...]] = ()) -> "Levelled":
+        """The rows of an evaluation's rounds (``(level, id columns)`` pairs, ids into
+        ``values``), with an index per bound-positions tuple in ``positions``, built column-wise
+        (numpy groups the ids; no per-row key tuple is made)."""
+        import itertools
+
+        import numpy as np
+
+        lookup = np.empty(len(values), dtype=object)
+        lookup[:] = values
+        arity = len(rounds[0][1]) if rounds else 0
+        columns = [np.concatenate([cols[i] for _, cols in rounds]) for i in range(arity)]
+        # Decoded through one object array: equal constants are one object, shared by all rows.
+        rows = list(zip(*(lookup[c].tolist() for c in columns)))
+        rel = cls()
+        levels = itertools.chain.from_iterable(itertools.repeat(level, len(cols[0])) for level, cols in rounds)
+        rel.rows = dict(zip(rows, levels))
+        for where in positions:
+            if not rows:
+                rel.indexes[where] = {}
+                continue
+            keys = np.stack([columns[i] for i in where], axis=1) if len(where) > 1 else columns[where[0]]
+            if len(where) > 1:
+                order = np.lexsort(keys.T[::-1])
+                sorted_keys = keys[order]
+                starts = np.flatnonzero(np.r_[True, np.any(sorted_keys[1:] != sorted_keys[:-1], axis=1)])
+            else:
+                order = np.argsort(keys, kind="stable")
+                sorted_keys = keys[order]
+                starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+            ends = np.r_[starts[1:], len(order)].tolist()
+            # Reordered as an object array: a list through order.tolist() made a Python int per row.
+            grouped = np.fromiter(rows, dtype=object, count=len(rows))[order]
+            index = rel.indexes[where] = {}
+            for start, end in zip(starts.tolist(), ends):
+                bucket = grouped[start:end]
+                index[tuple(bucket[0][i] for i in where)] = set(bucket)
+        return rel
+
+    def __getitem__(self, row: tuple) -> int:
+        return self.rows[row]
+
+    def get(self, row: tuple, default=None):
+        return self.rows.get(row, default)
+
+    def __setitem__(self, row: tuple, level: int) -> None:
+        if row in self.rows:
+            self.rows[row] = level
+        else:
+            self.pending[row] = level
+
+    def __delitem__(self, row: tuple) -> None:
+        self.discard(row)
+
+    def add(self, row: tuple) -> bool:
+        if row in self.rows:
+            return False
+        self.rows[row] = self.pending.pop(row)  # every row a commit adds was numbered first
+        self._indexed(row)
+        return True
+
+    def discard(self, row: tuple) -> None:
+        if row in self.rows:
+            del self.rows[row]
+            self._unindexed(row)
 
 
 class NewState:
@@ -101,9 +201,11 @@ class NewState:
         yield from self.added
 
     def lookup(self, positions: tuple[int, ...], key: tuple) -> Iterable[tuple]:
-        kept = [r for r in self.old.lookup(positions, key) if r not in self.deleted]
+        kept = self.old.lookup(positions, key)
+        if len(self.deleted):  # else the old bucket as it is: an insert-only commit copies nothing
+            kept = [r for r in kept if r not in self.deleted]
         added = self.added.lookup(positions, key)
-        return kept + list(added) if added else kept
+        return [*kept, *added] if added else kept
 
     def add(self, row: tuple) -> bool:
         return False if row in self else self.added.add(row)
@@ -169,6 +271,9 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
     for k, step in enumerate(steps):
         if step[0] != "cmp":
             lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
+            # Membership in a plain relation straight on its set or dict (C), not through
+            # __contains__: an insert into a dense closure tests ~5,000 rows against it.
+            lines.append(f"in{k} = rel{k}.rows if type(rel{k}) in _PLAIN else rel{k}")
     depth = 0
     pad = lambda: "    " * depth  # noqa: E731
     for k, step in enumerate(steps):
@@ -180,12 +285,12 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
         kind, _, positions, probe, free, checks, whole = step
         probe = key(probe)
         if kind == "neg":
-            test = f"{probe} not in rel{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
+            test = f"{probe} not in in{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
             lines.append(f"{pad()}if {test}:")
             depth += 1
             continue
         if whole:
-            rows = f"(({probe},) if {probe} in rel{k} else ())"
+            rows = f"(({probe},) if {probe} in in{k} else ())"
         elif positions:
             rows = f"rel{k}.lookup({const(positions)}, {probe})"
         else:
@@ -206,8 +311,8 @@ def _compile(steps: list, head: tuple) -> "Callable[[dict, list | None], list]":
     lines.append(f"{pad()}append({key(head)})")
     lines.append("return out")
     params = "".join(f", {n}={n}" for n in consts)
-    source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
-    scope = {"_EMPTY": _EMPTY, **consts}
+    source = f"def body(env, first, _EMPTY=_EMPTY, _PLAIN=_PLAIN{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    scope = {"_EMPTY": _EMPTY, "_PLAIN": (Relation, Levelled), **consts}
     exec(compile(source, "<live plan>", "exec"), scope)  # noqa: S102 - our own generated loops
     return scope["body"]
 
@@ -273,6 +378,16 @@ def cheapest(bodies: list["_Body"], env: dict) -> "_Body":
     return min(bodies, key=lambda b: tuple(len(env.get(p, _EMPTY)) for p in b.positives[:2]))
 
 
+def chosen(groups: Iterable[list["_Body"]], sizes: "Mapping[str, int] | None", virtual: dict[str, str]) -> list["_Body"]:
+    """Per group of orders of one rule, the order :func:`cheapest` takes when the relations have
+    ``sizes`` (a view in ``virtual`` the size of the relation it shows; any other relation — a
+    commit's delta — size 1); every order when ``sizes`` is None."""
+    if sizes is None:
+        return [b for bodies in groups for b in bodies]
+    env = {p: range(sizes.get(virtual.get(p, p), 1)) for bodies in groups for b in bodies for p in b.positives}
+    return [cheapest(bodies, env) for bodies in groups]
+
+
 def _virtual(rule: Rule) -> str | None:
     """The ``r`` of (N1)/(N′) ``new__r(V..) :- r(V..), not del__r(V..).``, else None."""
     head, body = rule.head[0], rule.body
@@ -308,10 +423,14 @@ class LivePlan:
                 planned.append((starts, [b for orders in starts for b in orders]))
             self.strata.append((heads, planned))
 
-    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
+    def probes(self, sizes: "Mapping[str, int] | None" = None) -> set[tuple[str, tuple[int, ...]]]:
         """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
-        indexes a caller keeping the relations can build before the first commit."""
-        return probes((b for _, planned in self.strata for _, bodies in planned for b in bodies), self.virtual)
+        indexes a caller keeping the relations can build before the first commit. With
+        ``sizes`` (of the kept relations), only those of the join orders :meth:`run` takes with
+        them: on a dense closure an index is ~40 bytes a pair, and one per probe position of
+        every planned order doubled the kept state."""
+        groups = [group for _, planned in self.strata for starts, bodies in planned for group in (bodies, *starts)]
+        return probes(chosen(groups, sizes, self.virtual), self.virtual)
 
     def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
@@ -358,4 +477,4 @@ def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
                 noted(row)
 
 
-__all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "probes"]
+__all__ = ["Levelled", "LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "probes"]
