@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
-from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
+from ..lang import AnalysisError, Literal, NablogError, Program, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS, NEW
 from ..transforms.rod import rod
@@ -49,10 +49,6 @@ from .deletions import Deletions, recursive
 from .live import LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
-
-# Stands for a bound argument when asking magic_sets for an adorned rewrite; the seed fact that
-# carries it is dropped (the maintenance rules supply the magic facts).
-_BOUND = "\x00bound"
 
 
 @dataclass(frozen=True)
@@ -457,46 +453,19 @@ def _old_relations(compiled: Program) -> set[str]:
 
 
 def _query_rules(rules: Program, magic: Iterable[str]) -> Program:
-    """Q of Algorithm 3: the magic-set rewriting of ``rules`` for every adorned question the
-    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself.
+    """Q of Algorithm 3: one magic-set rewriting of ``rules`` for every adorned question the
+    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself, each transitive
+    closure asked in its linear form and a closure question with both arguments bound asked as
+    its ``bf`` part (:func:`~nablog.transforms.magic.answer_rules`). Should the rewriting not be
+    stratified, the original rules are evaluated in full instead (sound, only slower)."""
+    from ..transforms.magic import answer_rules
 
-    Each question is rewritten by :func:`nablog.transforms.magic.magic_sets`; the rewrites share
-    their adorned and magic predicates (same meaning), their supplementary ones are kept apart.
-    Should the union not be stratified, the original rules are evaluated in full instead (sound,
-    only slower).
-    """
-    from ..transforms.magic import magic_sets
-
-    arities = rules.signatures
-    out: list[Rule] = []
-    for k, name in enumerate(sorted(set(magic)), 1):
-        adorn, pred = name[2:].split("__", 1)
-        query = Atom(pred, tuple(_BOUND if a == "b" else Var(f"V{i + 1}") for i, a in enumerate(adorn)))
-        assert len(adorn) == arities[pred]
-        rewrite = magic_sets(rules, query)
-        prefix = f"q{k}_"
-        for rule in rewrite.program.rules:
-            if rule.is_fact() and _BOUND in rule.head[0].args:
-                continue  # the seed: the maintenance rules supply these facts
-            out.append(_rename_sup(rule, prefix))
-        if rewrite.answer.pred != pred:
-            args = tuple(Var(f"V{i + 1}") for i in range(len(adorn)))
-            out.append(Rule((Atom(pred, args),), (Literal(Atom(rewrite.answer.pred, args)),)))
-    seen: set[Rule] = set()
-    program = Program(tuple(r for r in out if not (r in seen or seen.add(r))))
     try:
+        program = answer_rules(rules, magic)
         analyze(program)
     except AnalysisError:
         return rules
     return program
-
-
-def _rename_sup(rule: Rule, prefix: str) -> Rule:
-    def fix(atom: Atom) -> Atom:
-        return Atom(prefix + atom.pred, atom.args, atom.loc) if atom.pred.startswith("sup") else atom
-
-    body = tuple(Literal(fix(b.atom), b.positive) if isinstance(b, Literal) else b for b in rule.body)
-    return Rule(tuple(fix(h) for h in rule.head), body, rule.loc)
 
 
 __all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]
