@@ -278,35 +278,41 @@ class Monitor:
         self._live = (version + 1, state)
 
     def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
-        """Algorithm 3 over the kept base relations: the maintenance rules, then the query rules
-        for the questions they asked, until no new question is asked."""
+        """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
+        Q for the questions M asked, until no new question is asked. Both are continued
+        (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
+        the old tuples Q rederived (a stratum reading them only positively is continued from them,
+        one reading them under ``not``, such as (E1), evaluated again)."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
-        old: dict = {}
+        old = {p: Relation() for p in self.derived}  # the old state rederived so far, grown in place
+        answers: dict | None = None  # Q's state
         out: dict[str, tuple] = {}
         for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
             if not any(len(deltas.get(p, ())) for p in inputs):
                 continue
             magic = [p for p in compiled.derived if p.startswith("m_")]
-            while True:
-                result = plan.run({**base, **{p: old[p] for p in self.derived if p in old}, **deltas})
-                fresh = False
-                for m in magic:
-                    known = asked.setdefault(m, Relation())
-                    for row in result.get(m, ()):
-                        fresh = known.add(row) or fresh
-                if not fresh or self._query_plan is None:
+            result = plan.run({**base, **old, **deltas})
+            while self._query_plan is not None:
+                fresh = {m: [r for r in result.get(m, ()) if asked.setdefault(m, Relation()).add(r)] for m in magic}
+                fresh = {m: rows for m, rows in fresh.items() if rows}
+                if not fresh:
                     break
-                old = self._rederive_live(base, asked)
+                if answers is None:
+                    answers = self._query_plan.run({**base, **asked})
+                    found = {p: answers[p] for p in self.derived if p in answers}
+                else:
+                    found = self._query_plan.resume(answers, fresh)
+                gained = {p: [r for r in found[p] if r not in old[p]] for p in self.derived if p in found}
+                gained = {p: rows for p, rows in gained.items() if rows}
+                if not gained:
+                    break  # M reads nothing new: it asks nothing new
+                plan.resume(result, gained)
             for pred in layer.derived:
                 plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
                 deltas[INS + pred], deltas[DEL + pred] = plus, minus
                 out[pred] = (plus.rows, minus.rows)
         return out
-
-    def _rederive_live(self, base: dict[str, Relation], asked: dict[str, Relation]) -> dict:
-        """The old tuples the magic facts ask for: Q over the base relations."""
-        return self._query_plan.run({**base, **asked})
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that
