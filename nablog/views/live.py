@@ -299,6 +299,7 @@ class LivePlan:
         # Per rule: per first literal its orders, and all of them.
         self.strata: list[tuple[frozenset[str], list[tuple[list[list[_Body]], list[_Body]]]]] = []
         self.reads: list[dict[str, tuple[set, set]]] = []
+        self.heads = frozenset(r.head[0].pred for r in program.rules)
         for level in sorted({stratum[r.head[0].pred] for r in program.rules}):
             rules = [r for r in program.rules if stratum[r.head[0].pred] == level and not (r.head[0].pred in self.virtual and _virtual(r))]
             heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
@@ -389,8 +390,8 @@ class LivePlan:
             if rel is None:
                 rel = env[pred] = Relation()
             new = [r for r in rows if rel.add(r)]
-            if pred in env.given:
-                env.given[pred] = env.given[pred] | set(new)
+            if new and pred in self.heads and pred not in self.virtual:  # kept if its stratum is evaluated again
+                env.given[pred] = set(env.given.get(pred, ())) | set(new)
             if new:
                 grown[pred] = new
         redone: set[str] = set()

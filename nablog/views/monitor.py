@@ -105,6 +105,9 @@ class Monitor:
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
+        self._answers: dict[str, str] = {}  # Q's predicate holding answers -> the predicate p
+        # M's questions: magic predicate -> (p, the argument positions it binds).
+        self._questions = {m: _question(m) for _, c in self.layers for m in c.derived if m.startswith("m_")}
         # materialized: a recursive layer's del__p checked tuple by tuple (views/deletions.py),
         # with a level per tuple of the layer, given by the layer's rules evaluated once.
         self._deletions: list[tuple[Deletions, LivePlan] | None] = [None] * len(self.layers)
@@ -117,7 +120,11 @@ class Monitor:
                         self._deletions[i] = (Deletions(layer), LivePlan(layer))
                         compiled = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(DEL):] not in layer.derived or not r.head[0].pred.startswith(DEL)))
                     self._plans.append(LivePlan(compiled))
-                self._query_plan = LivePlan(self.queries) if self.queries.rules else None
+                if self.queries.rules:
+                    # Q's answers go to M straight from the adorned predicates (copied into p by
+                    # the monitor, only those M asked about: _rod_live), not through p's copy rules.
+                    self._answers = _answer_sources(self.queries, self.derived)
+                    self._query_plan = LivePlan(Program(tuple(r for r in self.queries.rules if r.head[0].pred not in self.derived or r.head[0].pred in self._answers)))
             except Unsupported:
                 self._plans = None
         kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
@@ -281,11 +288,15 @@ class Monitor:
         """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
         Q for the questions M asked, until no new question is asked. Both are continued
         (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
-        the old tuples Q rederived (a stratum reading them only positively is continued from them,
-        one reading them under ``not``, such as (E1), evaluated again)."""
+        the old tuples Q rederived that match a question M asked (M joins ``p`` only on bindings
+        it asked about — each literal over ``p`` follows its magic rule — so the others, such as
+        a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; they
+        wait for a later question). A stratum of M reading the new tuples only positively is
+        continued from them, one reading them under ``not``, such as (E1), evaluated again."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
-        old = {p: Relation() for p in self.derived}  # the old state rederived so far, grown in place
+        old = {p: Relation() for p in self.derived}  # the old state passed to M, grown in place
+        waiting: dict[str, list] = {}  # Q's answers no question of M matches yet
         answers: dict | None = None  # Q's state
         out: dict[str, tuple] = {}
         for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
@@ -299,12 +310,14 @@ class Monitor:
                 if not fresh:
                     break
                 if answers is None:
-                    answers = self._query_plan.run({**base, **asked})
-                    found = {p: answers[p] for p in self.derived if p in answers}
+                    answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}})  # copies: resume adds to them
+                    found = {a: answers[a] for a in self._answers if a in answers}
                 else:
                     found = self._query_plan.resume(answers, fresh)
-                gained = {p: [r for r in found[p] if r not in old[p]] for p in self.derived if p in found}
-                gained = {p: rows for p, rows in gained.items() if rows}
+                for a, rows in found.items():
+                    if a in self._answers:
+                        waiting.setdefault(self._answers[a], []).extend(rows)
+                gained = self._matching(waiting, asked, old)
                 if not gained:
                     break  # M reads nothing new: it asks nothing new
                 plan.resume(result, gained)
@@ -313,6 +326,28 @@ class Monitor:
                 deltas[INS + pred], deltas[DEL + pred] = plus, minus
                 out[pred] = (plus.rows, minus.rows)
         return out
+
+    def _matching(self, waiting: dict[str, list], asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
+        """The rows of ``waiting`` (per derived predicate) that match a question in ``asked`` and
+        are not in ``old`` yet, taken out of ``waiting``."""
+        keys: dict[str, list] = {}
+        for m, rows in asked.items():
+            pred, positions = self._questions[m]
+            keys.setdefault(pred, []).append((positions, rows))
+        gained: dict[str, list] = {}
+        for pred, rows in waiting.items():
+            known, take, keep = old[pred], [], []
+            for row in rows:
+                if row in known:
+                    continue
+                if any(tuple(row[i] for i in positions) in questions for positions, questions in keys.get(pred, ())):
+                    take.append(row)
+                else:
+                    keep.append(row)
+            waiting[pred] = keep
+            if take:
+                gained[pred] = take
+        return gained
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that
@@ -472,6 +507,29 @@ def _query_rules(rules: Program, magic: Iterable[str]) -> Program:
     except AnalysisError:
         return rules
     return program
+
+
+def _question(magic: str) -> tuple[str, tuple[int, ...]]:
+    """``m_<adornment>__p``: ``p`` and the argument positions the adornment binds."""
+    adorn, pred = magic[2:].split("__", 1)
+    return pred, tuple(i for i, a in enumerate(adorn) if a == "b")
+
+
+def _answer_sources(queries: Program, derived: frozenset[str]) -> dict[str, str]:
+    """Q's predicates holding answers for a derived predicate ``p``: the ``a_<adornment>__p`` its
+    copy rules ``p(V..) :- a_<adornment>__p(V..).`` read, and ``p`` itself where Q evaluates it
+    in full."""
+    out: dict[str, str] = {}
+    for rule in queries.rules:
+        head = rule.head[0]
+        if head.pred not in derived:
+            continue
+        body = rule.body[0] if len(rule.body) == 1 else None
+        if isinstance(body, Literal) and body.positive and body.atom.pred.startswith("a_") and body.atom.args == head.args:
+            out[body.atom.pred] = head.pred
+        else:
+            out[head.pred] = head.pred
+    return out
 
 
 __all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]

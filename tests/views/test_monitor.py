@@ -41,7 +41,8 @@ def test_example_4_rod_rederives_only_the_relevant_part():
     monitor._query_plan.run = spy
     change = monitor.differentials({"edge": FIGURE_2}, {"edge": {("h", "d")}}, {"edge": {("b", "c")}})["closure"]
     assert change.lines() == ["+(h, c)", "+(h, d)", "+(h, g)", "-(a, c)", "-(a, g)", "-(b, c)", "-(b, g)"]
-    assert len(seen["closure"]) and not any(x in (1, 2, 3) for x, _ in seen["closure"])
+    answers = {row for pred, rows in seen.items() if pred.startswith("a_") and pred.endswith("__closure") for row in rows}
+    assert answers and not any(x in (1, 2, 3) for x, _ in answers)
 
 
 def test_negation_layers():
