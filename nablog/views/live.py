@@ -146,6 +146,7 @@ class _Body:
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
         self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.needs = frozenset(self.positives)
         self.solutions = _compile(self.steps, self.head)
 
 
@@ -347,9 +348,13 @@ class LivePlan:
             else:
                 env[pred] = Relation(env.given.get(pred, ()))
         delta: dict[str, list] = {p: [] for p in heads}
+        # Relations empty now (a delta of a commit that has none): a rule reading one is left out
+        # of the first pass (one of the stratum's own heads gets its rows in a later round).
+        read = frozenset().union(*(bodies[0].needs for _, bodies in planned))
+        empty = {p for p in read if not len(env.get(p, _EMPTY))}
         for _, bodies in planned:
-            if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
-                continue  # an empty positive literal (a delta of a commit that has none)
+            if not empty.isdisjoint(bodies[0].needs):
+                continue
             # The first pass starts each rule from its smallest positive literal.
             body = cheapest(bodies, env)
             _derive(body, env, None, delta[body.pred], note.get(body.pred))

@@ -106,8 +106,10 @@ class Monitor:
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
         self._answers: dict[str, str] = {}  # Q's predicate holding answers -> the predicate p
-        # M's questions: magic predicate -> (p, the argument positions it binds).
-        self._questions = {m: _question(m) for _, c in self.layers for m in c.derived if m.startswith("m_")}
+        self._asks: dict[str, list[tuple[str, tuple[int, ...]]]] = {}  # p -> [(m_<adornment>__p, positions bound)]
+        for m in sorted({m for _, c in self.layers for m in c.derived if m.startswith("m_")}):
+            pred, positions = _question(m)
+            self._asks.setdefault(pred, []).append((m, positions))
         # materialized: a recursive layer's del__p checked tuple by tuple (views/deletions.py),
         # with a level per tuple of the layer, given by the layer's rules evaluated once.
         self._deletions: list[tuple[Deletions, LivePlan] | None] = [None] * len(self.layers)
@@ -330,18 +332,17 @@ class Monitor:
     def _matching(self, waiting: dict[str, list], asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
         """The rows of ``waiting`` (per derived predicate) that match a question in ``asked`` and
         are not in ``old`` yet, taken out of ``waiting``."""
-        keys: dict[str, list] = {}
-        for m, rows in asked.items():
-            pred, positions = self._questions[m]
-            keys.setdefault(pred, []).append((positions, rows))
         gained: dict[str, list] = {}
         for pred, rows in waiting.items():
-            known, take, keep = old[pred], [], []
+            questions = [(positions, asked[m].rows) for m, positions in self._asks.get(pred, ()) if m in asked]
+            known, take, keep = old[pred].rows, [], []
             for row in rows:
                 if row in known:
                     continue
-                if any(tuple(row[i] for i in positions) in questions for positions, questions in keys.get(pred, ())):
-                    take.append(row)
+                for positions, keys in questions:
+                    if (row if len(positions) == len(row) else tuple(map(row.__getitem__, positions))) in keys:
+                        take.append(row)
+                        break
                 else:
                     keep.append(row)
             waiting[pred] = keep
