@@ -106,6 +106,7 @@ class Monitor:
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
         self._answers: dict[str, str] = {}  # Q's predicate holding answers -> the predicate p
+        self._sources: dict[str, list[str]] = {}  # and back
         self._asks: dict[str, list[tuple[str, tuple[int, ...]]]] = {}  # p -> [(m_<adornment>__p, positions bound)]
         for m in sorted({m for _, c in self.layers for m in c.derived if m.startswith("m_")}):
             pred, positions = _question(m)
@@ -126,12 +127,15 @@ class Monitor:
                     # Q's answers go to M straight from the adorned predicates (copied into p by
                     # the monitor, only those M asked about: _rod_live), not through p's copy rules.
                     self._answers = _answer_sources(self.queries, self.derived)
+                    for source, pred in self._answers.items():
+                        self._sources.setdefault(pred, []).append(source)
                     self._query_plan = LivePlan(Program(tuple(r for r in self.queries.rules if r.head[0].pred not in self.derived or r.head[0].pred in self._answers)))
             except Unsupported:
                 self._plans = None
         kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
         if mode == "rod":
-            kept = (kept | _old_relations(self.queries)) - self.derived - {p for p in kept if p.startswith("m_")}
+            # Base relations only: not M's magic predicates, which Q reads (resume adds to them).
+            kept = (kept | _old_relations(self.queries)) - self.derived - {p for _, c in self.layers for p in c.derived}
         self._kept = kept
         self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
         self.last_changes: dict[str, tuple] | None = None
@@ -290,15 +294,14 @@ class Monitor:
         """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
         Q for the questions M asked, until no new question is asked. Both are continued
         (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
-        the old tuples Q rederived that match a question M asked (M joins ``p`` only on bindings
+        the old tuples Q rederived that answer a question M asked (M joins ``p`` only on bindings
         it asked about — each literal over ``p`` follows its magic rule — so the others, such as
-        a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; they
-        wait for a later question). A stratum of M reading the new tuples only positively is
+        a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; a
+        later question may take them). A stratum of M reading the new tuples only positively is
         continued from them, one reading them under ``not``, such as (E1), evaluated again."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
         old = {p: Relation() for p in self.derived}  # the old state passed to M, grown in place
-        waiting: dict[str, list] = {}  # Q's answers no question of M matches yet
         answers: dict | None = None  # Q's state
         out: dict[str, tuple] = {}
         for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
@@ -313,13 +316,9 @@ class Monitor:
                     break
                 if answers is None:
                     answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}})  # copies: resume adds to them
-                    found = {a: answers[a] for a in self._answers if a in answers}
                 else:
-                    found = self._query_plan.resume(answers, fresh)
-                for a, rows in found.items():
-                    if a in self._answers:
-                        waiting.setdefault(self._answers[a], []).extend(rows)
-                gained = self._matching(waiting, asked, old)
+                    self._query_plan.resume(answers, fresh)
+                gained = self._matching(answers, asked, old)  # new questions may have old answers
                 if not gained:
                     break  # M reads nothing new: it asks nothing new
                 plan.resume(result, gained)
@@ -329,25 +328,28 @@ class Monitor:
                 out[pred] = (plus.rows, minus.rows)
         return out
 
-    def _matching(self, waiting: dict[str, list], asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
-        """The rows of ``waiting`` (per derived predicate) that match a question in ``asked`` and
-        are not in ``old`` yet, taken out of ``waiting``."""
+    def _matching(self, answers: dict, asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
+        """The tuples in Q's ``answers`` that answer a question in ``asked`` (looked up by the
+        bound arguments in each predicate holding answers) and are not in ``old`` yet."""
         gained: dict[str, list] = {}
-        for pred, rows in waiting.items():
-            questions = [(positions, asked[m].rows) for m, positions in self._asks.get(pred, ()) if m in asked]
-            known, take, keep = old[pred].rows, [], []
-            for row in rows:
-                if row in known:
+        for pred, questions in self._asks.items():
+            sources = [answers[a] for a in self._sources.get(pred, ()) if a in answers]
+            if not sources:
+                continue
+            known, found, arity = old[pred].rows, [], self.rules.signatures[pred]
+            for m, positions in questions:
+                keys = asked.get(m)
+                if not keys:
                     continue
-                for positions, keys in questions:
-                    if (row if len(positions) == len(row) else tuple(map(row.__getitem__, positions))) in keys:
-                        take.append(row)
-                        break
-                else:
-                    keep.append(row)
-            waiting[pred] = keep
-            if take:
-                gained[pred] = take
+                for key in keys.rows:
+                    for rel in sources:
+                        if len(positions) == arity:  # every argument bound
+                            rows = (key,) if key in rel.rows else ()
+                        else:
+                            rows = rel.lookup(positions, key) if positions else rel.rows
+                        found += [row for row in rows if row not in known]
+            if found:
+                gained[pred] = found
         return gained
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
