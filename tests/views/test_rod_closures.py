@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from nablog.engines import PythonEngine
 from nablog.lang import Program, parse
 from nablog.views.live import LivePlan, Relation, Unsupported
-from nablog.views.monitor import MODES, Monitor, true_changes
 from tests.strategies import base_facts, examples, stratified_programs
+from tests.views.test_monitor import assert_modes_agree
 
 STEPS = ["e(X,Y)", "e(X,W), e(W,Y)", "p0(X,Y)", "e(X,Y), X != Y"]
 USES = "u1(X) :- f(X), not c(X, X). u2(Y) :- c(1, Y). u3(X) :- f(X), c(Y, X). u4(X, Y) :- c(X, Y), not p2(X, Y)."
@@ -37,15 +37,6 @@ def closure_programs(draw) -> Program:
 VIEWS = ["c", "u1", "u2", "u3", "u4", "p0", "p3"]
 
 
-def _apply(facts, ins, dele):
-    out = {p: set(rows) for p, rows in facts.items()}
-    for p, rows in dele.items():
-        out[p] = out.get(p, set()) - rows
-    for p, rows in ins.items():
-        out[p] = out.get(p, set()) | rows
-    return out
-
-
 def test_the_three_shapes_are_closures():
     from nablog.transforms.closure import closures
 
@@ -59,18 +50,7 @@ def test_the_three_shapes_are_closures():
 def test_closures_all_modes_equal_recomputation(program, facts, commits):
     """rod (closures asked in their linear forms, Q and M continued) = materialized = dred =
     recomputation, commit after commit, with and without the state kept between commits."""
-    engine = PythonEngine()
-    monitors = {mode: Monitor(program, VIEWS, mode) for mode in MODES}
-    kept = {mode: Monitor(program, VIEWS, mode) for mode in ("materialized", "rod")}
-    current = facts
-    for version, (insert, delete) in enumerate(commits):
-        model = engine.evaluate(program, current)
-        got = {mode: m.differentials(current, insert, delete, model=model) for mode, m in monitors.items()}
-        for mode in MODES:
-            assert got[mode] == got["recompute"], mode
-        for mode, m in kept.items():
-            assert m.differentials(current, insert, delete, model=model if version == 0 else None, version=version) == got["recompute"], f"{mode}, kept"
-        current = _apply(current, *true_changes(current, insert, delete))
+    assert_modes_agree(program, VIEWS, facts, commits)
 
 
 @settings(max_examples=examples(40), deadline=None)
