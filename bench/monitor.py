@@ -405,6 +405,50 @@ TARGETS = ["graph", "op", "materialized p50", "p99 / p50", "rod / materialized",
 OVER = ["graph", "op", "closure", "ins__", "del__", "red__", "plus__", "minus__", "ms"]
 
 
+def rod_against_materialized(args, results: dict) -> None:
+    """``--section-5-only`` / ``--probe-rod``: Rederivation on Demand against the materialized
+    monitor (the issue's target: rod within 3x). §5's views: the best time of the inserted link
+    (state kept between commits, ``--repeats`` times ×50) per mode and the ratio. With
+    ``--probe-rod`` also: the sparse closure stream (p50 per kind, 1 subscriber) and one insert and
+    one delete on G(``--probe-gnp-nodes``, p) with rod, wall and the committing thread's CPU."""
+    rules, _ = separate_facts(parse(MODULES))
+    facts = module_facts()
+    model = PythonEngine().evaluate(rules, facts)
+    change = {"import": {("m282", "p0")}}
+    rows = []
+    for view in ("based_on", "prefixed", "small", "deep"):
+        expected = Monitor(rules, [view], "recompute").differentials(facts, change, {}, model=model)
+        best = {}
+        for mode in ("materialized", "rod"):
+            cpu = time.process_time()
+            best[mode] = kept_time(Monitor(rules, [view], mode), facts, change, model, args.repeats * 50, expected)
+            best[mode + " cpu"] = time.process_time() - cpu
+        rows.append([view, f"{best['materialized'] * 1000:.3f}", f"{best['rod'] * 1000:.3f}", f"{best['rod'] / best['materialized']:.1f}x",
+                     f"{best['materialized cpu']:.2f}/{best['rod cpu']:.2f}"])
+    print_table("§5 shape, one inserted import link: best ms per commit (state kept); rod / materialized (target <= 3x); CPU s of each whole measurement",
+                ["view", "materialized", "rod", "rod / mat", "cpu s mat/rod"], rows)
+    results["rod_section_5"] = rows
+    if args.probe_rod:
+        edges = sparse(args.sparse_edges)
+        rows = []
+        p50 = {}
+        for mode in ("materialized", "rod"):
+            _, lat, _ = next(subscribed_streams(edges, mode, (1,), args.commits, lambda i: "closure(X, Y)"))
+            for kind in ("insert", "delete"):
+                p50[mode, kind] = statistics.median(lat[kind])
+                rows.append([f"sparse {args.sparse_edges:,}", kind, mode, f"{p50[mode, kind] * 1000:.3f}", f"{statistics.median(lat['cpu ' + kind]) * 1000:.3f}",
+                             f"{p50[mode, kind] / p50['materialized', kind]:.1f}x"])
+        if args.probe_gnp_nodes:
+            name = f"G({args.probe_gnp_nodes}, {args.gnp_p:g})"
+            edges = gnp(args.probe_gnp_nodes, args.gnp_p)
+            _, lat, _ = next(subscribed_streams(edges, "rod", (1,), 2, lambda i: "closure(X, Y)"))
+            for kind in ("insert", "delete"):
+                rows.append([name, kind, "rod", f"{lat[kind][0] * 1000:.1f}", f"{lat['cpu ' + kind][0] * 1000:.1f}", ""])
+        print_table("rod against materialized on closures: commit -> subscriber p50 (G: one commit each), ms; cpu = committing thread", ["graph", "op", "mode", "wall", "cpu", "vs materialized"], rows)
+        results["rod_probe"] = rows
+    print(f"saved {save_results('monitor', results)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small graphs and few commits (a minute)")
@@ -419,6 +463,8 @@ def main() -> None:
     parser.add_argument("--probe-gnp-nodes", type=int, default=1600, help="also run one insert and one delete of Algorithm 1 on G(this, p) (0: none)")
     parser.add_argument("--probe-commits", type=int, default=20, help="single-edge commits streamed (materialized, 1 subscriber) on the probe graph")
     parser.add_argument("--probe-only", action="store_true", help="run only the G(--probe-gnp-nodes, p) probe: the rules' sizes and the commit stream")
+    parser.add_argument("--section-5-only", action="store_true", help="only rod against materialized on §5's views (rod_against_materialized)")
+    parser.add_argument("--probe-rod", action="store_true", help="with --section-5-only: also the sparse closure stream and one G(--probe-gnp-nodes, p) insert and delete with rod")
     parser.add_argument("--pydbsp-python", help="a Python (3.12+) with pydbsp installed: run the pydbsp peer with it")
     parser.add_argument("--pydbsp-edges", type=int, default=1000, help="edges of the small sparse graph pydbsp can load")
     parser.add_argument("--pydbsp-timeout", type=float, default=240.0, help="seconds the pydbsp child may take per graph")
@@ -428,6 +474,9 @@ def main() -> None:
     results = {"environment": environment()}
     if args.probe_only:
         probe(args, results)
+        return
+    if args.section_5_only or args.probe_rod:
+        rod_against_materialized(args, results)
         return
     rows = section_5(args.repeats)
     table(

@@ -248,6 +248,7 @@ class _Body:
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
         self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.needs = frozenset(self.positives)
         self.solutions = _compile(self.steps, self.head)
 
 
@@ -413,6 +414,8 @@ class LivePlan:
         self.virtual = {NEW + r: r for r in (_virtual(rule) for rule in program.rules) if r}
         # Per rule: per first literal its orders, and all of them.
         self.strata: list[tuple[frozenset[str], list[tuple[list[list[_Body]], list[_Body]]]]] = []
+        self.reads: list[dict[str, tuple[set, set]]] = []
+        self.heads = frozenset(r.head[0].pred for r in program.rules)
         for level in sorted({stratum[r.head[0].pred] for r in program.rules}):
             rules = [r for r in program.rules if stratum[r.head[0].pred] == level and not (r.head[0].pred in self.virtual and _virtual(r))]
             heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
@@ -422,6 +425,15 @@ class LivePlan:
                 starts = [bodies_from(rule, i) for i in range(count)]
                 planned.append((starts, [b for orders in starts for b in orders]))
             self.strata.append((heads, planned))
+            # Per head, what its rules read, for resume: positively (new__r reads r) and negatively
+            # (new__r reads not del__r).
+            reads: dict[str, tuple[set, set]] = {p: (set(), set()) for p in heads}
+            for rule in program.rules:
+                if rule.head[0].pred in heads:
+                    for b in rule.body:
+                        if isinstance(b, Literal):
+                            reads[rule.head[0].pred][0 if b.positive else 1].add(b.atom.pred)
+            self.reads.append(reads)
 
     def probes(self, sizes: "Mapping[str, int] | None" = None) -> set[tuple[str, tuple[int, ...]]]:
         """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
@@ -439,31 +451,114 @@ class LivePlan:
         given, is called with each row added to ``p``, in the order rows are derived (each from
         rows added before it or given)."""
         note = note or {}
-        env = dict(env)
+        env = _Result(env)
         for heads, planned in self.strata:
             for pred in heads:
-                if pred in self.virtual:
-                    env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
-                else:  # rows given for a predicate with rules (RoD's magic facts) are kept
-                    env[pred] = Relation(env[pred].rows if pred in env else ())
-            delta: dict[str, list] = {p: [] for p in heads}
-            for _, bodies in planned:
-                if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
-                    continue  # an empty positive literal (a delta of a commit that has none)
-                # The first pass starts each rule from its smallest positive literal.
-                body = cheapest(bodies, env)
-                _derive(body, env, None, delta[body.pred], note.get(body.pred))
-            while any(delta.values()):
-                fresh: dict[str, list] = {p: [] for p in heads}
-                for starts, _ in planned:
-                    for orders in starts:
-                        rows = delta.get(orders[0].steps[0][1])
-                        if not rows:
-                            continue
-                        body = cheapest(orders, env)
-                        _derive(body, env, rows, fresh[body.pred], note.get(body.pred))
-                delta = fresh
+                if pred not in self.virtual and pred in env:  # rows given for a predicate with rules (RoD's magic facts) are kept
+                    env.given[pred] = env[pred].rows
+            self._stratum(heads, planned, env, note)
         return env
+
+    def _stratum(self, heads: frozenset[str], planned: list, env: "_Result", note: dict) -> None:
+        """One stratum evaluated semi-naively over ``env`` (its heads made afresh)."""
+        for pred in heads:
+            if pred in self.virtual:
+                env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
+            else:
+                env[pred] = Relation(env.given.get(pred, ()))
+        delta: dict[str, list] = {p: [] for p in heads}
+        # Relations empty now (a delta of a commit that has none): a rule reading one is left out
+        # of the first pass (one of the stratum's own heads gets its rows in a later round).
+        read = frozenset().union(*(bodies[0].needs for _, bodies in planned))
+        empty = {p for p in read if not len(env.get(p, _EMPTY))}
+        for _, bodies in planned:
+            if not empty.isdisjoint(bodies[0].needs):
+                continue
+            # The first pass starts each rule from its smallest positive literal.
+            body = cheapest(bodies, env)
+            _derive(body, env, None, delta[body.pred], note.get(body.pred))
+        self._continue(planned, env, delta, {}, note)
+
+    def _continue(self, planned: list, env: dict, source: dict, grown: dict, note: dict) -> None:
+        """Semi-naive rounds: each rule from each positive literal with ``source`` rows (new rows
+        of that literal), until no rule derives a new head row; those rows are added to ``grown``."""
+        while any(source.values()):
+            fresh: dict[str, list] = {}
+            for starts, _ in planned:
+                for orders in starts:
+                    rows = source.get(orders[0].steps[0][1])
+                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].positives[1:]):
+                        continue  # no new rows, or another positive literal is empty
+                    body = cheapest(orders, env)
+                    _derive(body, env, rows, fresh.setdefault(body.pred, []), note.get(body.pred))
+            for pred, rows in fresh.items():
+                if rows:
+                    grown.setdefault(pred, []).extend(rows)
+            source = fresh
+
+    def resume(self, env: dict, added: "dict[str, Iterable[tuple]]") -> dict[str, list]:
+        """Continue :meth:`run` after ``added`` (predicate to rows) joins relations of its result
+        ``env``, instead of evaluating again (seed 001's Algorithm 3 alternates the maintenance
+        rules and Q while new questions and answers arrive; both only grow). ``env`` is updated in
+        place; returns the rows new to each relation (given and derived).
+
+        A stratum that reads the grown relations only positively is monotone in them: it is
+        continued semi-naively from the new rows. One that reads a grown relation negatively (or
+        ``new__r`` over a grown ``del__r``), or any relation evaluated again below it, is evaluated
+        again (its heads may lose rows then; such a head reports only the rows it gained)."""
+        grown: dict[str, list] = {}
+        if not isinstance(env, _Result):
+            raise TypeError("resume continues what run returned")
+        for pred, rows in added.items():
+            rel = env.get(pred)
+            if rel is None:
+                rel = env[pred] = Relation()
+            new = [r for r in rows if rel.add(r)]
+            if new and pred in self.heads and pred not in self.virtual:  # kept if its stratum is evaluated again
+                env.given[pred] = set(env.given.get(pred, ())) | set(new)
+            if new:
+                grown[pred] = new
+        redone: set[str] = set()
+        for (heads, planned), reads in zip(self.strata, self.reads):
+            # Heads evaluated again: those reading a grown relation negatively or one evaluated
+            # again at all, and the heads that read them.
+            changed = set(grown) | redone
+            again = {p for p, (pos, neg) in reads.items() if neg & changed or pos & redone}
+            while True:
+                more = {p for p, (pos, neg) in reads.items() if p not in again and (pos | neg) & again}
+                if not more:
+                    break
+                again |= more
+            source = {p: rows for p, rows in grown.items() if p not in heads}
+            for pred in heads - again:
+                if pred in self.virtual:  # new__r gains the new rows of r (del__r did not grow)
+                    new = env[pred]
+                    rows = [r for r in grown.get(self.virtual[pred], ()) if r not in new.deleted and r not in new.added]
+                    if rows:
+                        grown[pred] = source[pred] = rows
+                elif pred in grown:
+                    source[pred] = list(grown[pred])
+            self._continue([e for e in planned if e[1][0].pred not in again], env, source, grown, {})
+            if again:
+                before = {p: env.get(p, _EMPTY) for p in again if p not in self.virtual}
+                self._stratum(frozenset(again), [e for e in planned if e[1][0].pred in again], env, {})
+                redone |= again
+                for pred, old in before.items():
+                    rows = [r for r in env[pred] if r not in old]
+                    if rows:
+                        grown[pred] = rows
+        return grown
+
+
+class _Result(dict):
+    """What :meth:`LivePlan.run` returns: the relations by predicate, and the rows that were given
+    for predicates with rules (kept when :meth:`LivePlan.resume` evaluates a stratum again)."""
+
+    __slots__ = ("given",)
+
+    def __init__(self, env: dict):
+        super().__init__(env)
+        self.given: dict[str, set] = {}
 
 
 def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:

@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
-from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
+from ..lang import AnalysisError, Literal, NablogError, Program, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, maintenance_rules
 from ..transforms.propagation import DEL, INS, NEW
 from ..transforms.rod import rod
@@ -49,10 +49,6 @@ from .deletions import LEVEL_GAP, Deletions, recursive
 from .live import Levelled, LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
-
-# Stands for a bound argument when asking magic_sets for an adorned rewrite; the seed fact that
-# carries it is dropped (the maintenance rules supply the magic facts).
-_BOUND = "\x00bound"
 
 
 @dataclass(frozen=True)
@@ -116,6 +112,12 @@ class Monitor:
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
+        self._answers: dict[str, str] = {}  # Q's predicate holding answers -> the predicate p
+        self._sources: dict[str, list[str]] = {}  # and back
+        self._asks: dict[str, list[tuple[str, tuple[int, ...]]]] = {}  # p -> [(m_<adornment>__p, positions bound)]
+        for m in sorted({m for _, c in self.layers for m in c.derived if m.startswith("m_")}):
+            pred, positions = _question(m)
+            self._asks.setdefault(pred, []).append((m, positions))
         # materialized: a recursive layer's del__p checked tuple by tuple (views/deletions.py),
         # with a level per tuple of the layer, given by the layer's rules evaluated once.
         self._deletions: list[tuple[Deletions, LivePlan] | None] = [None] * len(self.layers)
@@ -128,12 +130,19 @@ class Monitor:
                         self._deletions[i] = (Deletions(layer), LivePlan(layer))
                         compiled = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(DEL):] not in layer.derived or not r.head[0].pred.startswith(DEL)))
                     self._plans.append(LivePlan(compiled))
-                self._query_plan = LivePlan(self.queries) if self.queries.rules else None
+                if self.queries.rules:
+                    # Q's answers go to M straight from the adorned predicates (copied into p by
+                    # the monitor, only those M asked about: _rod_live), not through p's copy rules.
+                    self._answers = _answer_sources(self.queries, self.derived)
+                    for source, pred in self._answers.items():
+                        self._sources.setdefault(pred, []).append(source)
+                    self._query_plan = LivePlan(Program(tuple(r for r in self.queries.rules if r.head[0].pred not in self.derived or r.head[0].pred in self._answers)))
             except Unsupported:
                 self._plans = None
         kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
         if mode == "rod":
-            kept = (kept | _old_relations(self.queries)) - self.derived - {p for p in kept if p.startswith("m_")}
+            # Base relations only: not M's magic predicates, which Q reads (resume adds to them).
+            kept = (kept | _old_relations(self.queries)) - self.derived - {p for _, c in self.layers for p in c.derived}
         self._kept = kept
         self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
         self.last_changes: dict[str, tuple] | None = None
@@ -328,35 +337,66 @@ class Monitor:
         self._live = (version + 1, state)
 
     def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
-        """Algorithm 3 over the kept base relations: the maintenance rules, then the query rules
-        for the questions they asked, until no new question is asked."""
+        """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
+        Q for the questions M asked, until no new question is asked. Both are continued
+        (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
+        the old tuples Q rederived that answer a question M asked (M joins ``p`` only on bindings
+        it asked about — each literal over ``p`` follows its magic rule — so the others, such as
+        a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; a
+        later question may take them). A stratum of M reading the new tuples only positively is
+        continued from them, one reading them under ``not``, such as (E1), evaluated again."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
-        old: dict = {}
+        old = {p: Relation() for p in self.derived}  # the old state passed to M, grown in place
+        answers: dict | None = None  # Q's state
         out: dict[str, tuple] = {}
         for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
             if not any(len(deltas.get(p, ())) for p in inputs):
                 continue
             magic = [p for p in compiled.derived if p.startswith("m_")]
-            while True:
-                result = plan.run({**base, **{p: old[p] for p in self.derived if p in old}, **deltas})
-                fresh = False
-                for m in magic:
-                    known = asked.setdefault(m, Relation())
-                    for row in result.get(m, ()):
-                        fresh = known.add(row) or fresh
-                if not fresh or self._query_plan is None:
+            result = plan.run({**base, **old, **deltas})
+            while self._query_plan is not None:
+                fresh = {m: [r for r in result.get(m, ()) if asked.setdefault(m, Relation()).add(r)] for m in magic}
+                fresh = {m: rows for m, rows in fresh.items() if rows}
+                if not fresh:
                     break
-                old = self._rederive_live(base, asked)
+                if answers is None:
+                    answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}})  # copies: resume adds to them
+                else:
+                    self._query_plan.resume(answers, fresh)
+                gained = self._matching(answers, asked, old)  # new questions may have old answers
+                if not gained:
+                    break  # M reads nothing new: it asks nothing new
+                plan.resume(result, gained)
             for pred in layer.derived:
                 plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
                 deltas[INS + pred], deltas[DEL + pred] = plus, minus
                 out[pred] = (plus.rows, minus.rows)
         return out
 
-    def _rederive_live(self, base: dict[str, Relation], asked: dict[str, Relation]) -> dict:
-        """The old tuples the magic facts ask for: Q over the base relations."""
-        return self._query_plan.run({**base, **asked})
+    def _matching(self, answers: dict, asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
+        """The tuples in Q's ``answers`` that answer a question in ``asked`` (looked up by the
+        bound arguments in each predicate holding answers) and are not in ``old`` yet."""
+        gained: dict[str, list] = {}
+        for pred, questions in self._asks.items():
+            sources = [answers[a] for a in self._sources.get(pred, ()) if a in answers]
+            if not sources:
+                continue
+            known, found, arity = old[pred].rows, [], self.rules.signatures[pred]
+            for m, positions in questions:
+                keys = asked.get(m)
+                if not keys:
+                    continue
+                for key in keys.rows:
+                    for rel in sources:
+                        if len(positions) == arity:  # every argument bound
+                            rows = (key,) if key in rel.rows else ()
+                        else:
+                            rows = rel.lookup(positions, key) if positions else rel.rows
+                        found += [row for row in rows if row not in known]
+            if found:
+                gained[pred] = found
+        return gained
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that
@@ -503,46 +543,42 @@ def _old_relations(compiled: Program) -> set[str]:
 
 
 def _query_rules(rules: Program, magic: Iterable[str]) -> Program:
-    """Q of Algorithm 3: the magic-set rewriting of ``rules`` for every adorned question the
-    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself.
+    """Q of Algorithm 3: one magic-set rewriting of ``rules`` for every adorned question the
+    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself, each transitive
+    closure asked in its linear form and a closure question with both arguments bound asked as
+    its ``bf`` part (:func:`~nablog.transforms.magic.answer_rules`). Should the rewriting not be
+    stratified, the original rules are evaluated in full instead (sound, only slower)."""
+    from ..transforms.magic import answer_rules
 
-    Each question is rewritten by :func:`nablog.transforms.magic.magic_sets`; the rewrites share
-    their adorned and magic predicates (same meaning), their supplementary ones are kept apart.
-    Should the union not be stratified, the original rules are evaluated in full instead (sound,
-    only slower).
-    """
-    from ..transforms.magic import magic_sets
-
-    arities = rules.signatures
-    out: list[Rule] = []
-    for k, name in enumerate(sorted(set(magic)), 1):
-        adorn, pred = name[2:].split("__", 1)
-        query = Atom(pred, tuple(_BOUND if a == "b" else Var(f"V{i + 1}") for i, a in enumerate(adorn)))
-        assert len(adorn) == arities[pred]
-        rewrite = magic_sets(rules, query)
-        prefix = f"q{k}_"
-        for rule in rewrite.program.rules:
-            if rule.is_fact() and _BOUND in rule.head[0].args:
-                continue  # the seed: the maintenance rules supply these facts
-            out.append(_rename_sup(rule, prefix))
-        if rewrite.answer.pred != pred:
-            args = tuple(Var(f"V{i + 1}") for i in range(len(adorn)))
-            out.append(Rule((Atom(pred, args),), (Literal(Atom(rewrite.answer.pred, args)),)))
-    seen: set[Rule] = set()
-    program = Program(tuple(r for r in out if not (r in seen or seen.add(r))))
     try:
+        program = answer_rules(rules, magic)
         analyze(program)
     except AnalysisError:
         return rules
     return program
 
 
-def _rename_sup(rule: Rule, prefix: str) -> Rule:
-    def fix(atom: Atom) -> Atom:
-        return Atom(prefix + atom.pred, atom.args, atom.loc) if atom.pred.startswith("sup") else atom
+def _question(magic: str) -> tuple[str, tuple[int, ...]]:
+    """``m_<adornment>__p``: ``p`` and the argument positions the adornment binds."""
+    adorn, pred = magic[2:].split("__", 1)
+    return pred, tuple(i for i, a in enumerate(adorn) if a == "b")
 
-    body = tuple(Literal(fix(b.atom), b.positive) if isinstance(b, Literal) else b for b in rule.body)
-    return Rule(tuple(fix(h) for h in rule.head), body, rule.loc)
+
+def _answer_sources(queries: Program, derived: frozenset[str]) -> dict[str, str]:
+    """Q's predicates holding answers for a derived predicate ``p``: the ``a_<adornment>__p`` its
+    copy rules ``p(V..) :- a_<adornment>__p(V..).`` read, and ``p`` itself where Q evaluates it
+    in full."""
+    out: dict[str, str] = {}
+    for rule in queries.rules:
+        head = rule.head[0]
+        if head.pred not in derived:
+            continue
+        body = rule.body[0] if len(rule.body) == 1 else None
+        if isinstance(body, Literal) and body.positive and body.atom.pred.startswith("a_") and body.atom.args == head.args:
+            out[body.atom.pred] = head.pred
+        else:
+            out[head.pred] = head.pred
+    return out
 
 
 __all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]
