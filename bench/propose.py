@@ -119,7 +119,7 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
     cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
     proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, on_realization=lambda r: (times.append(time.perf_counter() - t0), cpu.append(time.process_time() - c0)))
-    total = time.perf_counter() - t0
+    total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
     # A second request on the same database, as in a server or a session.
     warm: list[float] = []
     warm_cpu: list[float] = []
@@ -128,6 +128,7 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
     warm_total = time.perf_counter() - t0
     return {
         "first_cpu": cpu[0] if cpu else None,
+        "all_cpu": total_cpu,
         "warm_first_cpu": warm_cpu[0] if warm_cpu else None,
         "warm_first": warm[0] if warm else None,
         "warm_all": warm_total,

@@ -606,9 +606,15 @@ class Database:
             query = parse_atom(query)
         subscription = Subscription(query, mode, callback, DEFAULT_BUFFER if buffer is None else buffer)
         with self._lock:
-            rows = self.query(query)  # checks the predicate and arity too
             if self._hub is None:
                 self._hub = Hub(self.rules)
+            hub, version = self._hub, self._version
+
+            def answer():  # from a monitor's kept relation, else the model (query checks the predicate and arity)
+                kept = hub.kept_answer(query, version, self.rules.signatures.get(query.pred))
+                return self.query(query) if kept is None else kept
+
+            rows = hub.snapshot(query, version, answer)
             self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
         return subscription
 

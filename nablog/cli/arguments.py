@@ -118,9 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     materialize.add_argument("--model", metavar="DIR", help="a stored model to bring up to date instead of computing one")
     materialize.add_argument("--insert", action="append", default=[], metavar="PATH", help="base facts to insert, read like --data (with --model; repeatable)")
     materialize.add_argument("--delete", action="append", default=[], metavar="PATH", help="base facts to delete, read like --data (with --model; repeatable)")
-    materialize_header = materialize.add_mutually_exclusive_group()
-    materialize_header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
-    materialize_header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")
+    _add_header_options(materialize)
     materialize.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts, data or #base line is an error, not an empty relation with a warning")
     materialize.add_argument("--json", action="store_true", help="print a JSON summary")
 
@@ -263,6 +261,11 @@ def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, r
     parser.add_argument("--engine", choices=ENGINES, default="python", help="evaluation engine (default: python)")
     parser.add_argument("--master", metavar="URL", help="Spark master URL for --engine spark (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts or #base line is an error, not an empty relation with a warning")
+    _add_header_options(parser)
+
+
+def _add_header_options(parser: argparse.ArgumentParser) -> None:
+    """--header / --no-header: whether CSV files have a header row (default: detected)."""
     header = parser.add_mutually_exclusive_group()
     header.add_argument("--header", dest="header", action="store_true", default=None, help="CSV files have a header row")
     header.add_argument("--no-header", dest="header", action="store_false", help="CSV files have no header row")

@@ -17,7 +17,7 @@ from .encoding import INT, ConstantDictionary, EncodedRelation, PatchedRelation,
 
 def remapped(rel: EncodedRelation, d: ConstantDictionary, remap: np.ndarray) -> EncodedRelation:
     """``rel`` over the grown dictionary ``d`` (:meth:`EncodedRelation.remapped`) with its
-    indexes (``Evaluator._index``: sorted keys, order, columns, starts) and its patch carried
+    indexes (``Joins._index``: sorted keys, order, columns, starts) and its patch carried
     over: the id map is increasing, so a sorted index stays sorted and only its ids are mapped."""
     if isinstance(rel, Rekeyed) and rel.source is not None:
         return remapped(rel.source, d, remap[rel.remap])

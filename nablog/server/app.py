@@ -165,11 +165,14 @@ class Server:
             return _bad("a proposal needs 'request', a view-update request as text", '{"request": "+p(1)."}')
 
         def run():
+            # The JSON is built here too, in the worker thread: it computes the side effects a
+            # realization left to be computed when asked (solver.realization.Verifier.effects),
+            # seconds of work that must not stop the event loop.
             with self.db._lock:
-                return self.db.version, self.db.propose(body["request"], limit=body.get("limit"), timeout=body.get("timeout"))
+                return self.db.version, self.db.propose(body["request"], limit=body.get("limit"), timeout=body.get("timeout")).to_json()
 
         version, proposal = await anyio.to_thread.run_sync(run)
-        return JSONResponse({"version": version, **proposal.to_json()})
+        return JSONResponse({"version": version, **proposal})
 
     async def apply(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
@@ -190,11 +193,12 @@ class Server:
                 if not 1 <= pick <= len(proposal):
                     raise NablogError(f"pick {pick} is out of range: the proposal has {len(proposal)} realizations", hint="pick a number from 1")
                 update = self.db.apply(proposal[pick - 1], request=body["request"])
-                return self.db.version, update
+                # The induced update's atoms are built from its relations here, off the event loop.
+                return self.db.version, update.to_json()
 
         async with self.write_lock:
             version, update = await anyio.to_thread.run_sync(run)
-        return JSONResponse({"version": version, **update.to_json()})
+        return JSONResponse({"version": version, **update})
 
     async def subscribe(self, request: Request) -> Response:
         if not self.authorized(request, write=False):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from ..lang import Atom, Comparison, Literal, Rule
+from ..lang import Atom, Comparison, Literal, Rule, Var
 from ..lang import arith
 from .bindings import GroundAtom, _assignment, _compare, _ground, _order, _pattern, _unify
 
@@ -82,6 +82,22 @@ class Demand:
             return False
         args = a[1]
         return any(tuple(args[i] for i in positions) in values for positions, values in patterns.items())
+
+    def may_match(self, head: Atom, binding: dict) -> bool:
+        """Whether a ground instance of ``head`` extending ``binding`` may be demanded: some
+        demanded pattern has a place the binding leaves open, or matches its values."""
+        for positions, values in self.patterns.get(head.pred, {}).items():
+            key = []
+            for i in positions:
+                term = head.args[i]
+                if isinstance(term, Var):
+                    term = binding.get(term)
+                    if term is None:
+                        return True
+                key.append(term)
+            if tuple(key) in values:
+                return True
+        return False
 
     def serve(self) -> None:
         """Register the queued demands: walk their rules and recompute their possible changes."""

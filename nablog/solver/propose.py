@@ -170,7 +170,7 @@ def propose(
         return Realization(
             sorted_atoms(map(_user_atom, insert)),
             sorted_atoms(map(_user_atom, delete)),
-            verifier.side_effects(verified[1], verified[2]),
+            verifier.effects(insert, delete, verified),
             fresh,
             f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
             + (f"\n{reason}" if reason else ""),
@@ -372,8 +372,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     ground_family = family
 
     def member_effects(binding: tuple) -> Update:
-        verified = verifier.realizes(*ground_family.member(binding))
-        return Update() if verified is None else verifier.side_effects(verified[1], verified[2])
+        return verifier.effects(*ground_family.member(binding))
 
     where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, _user_atom)
     family = replace(family, condition=where.text, where=where)
@@ -388,7 +387,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     return Realization(
         family.pattern[0],
         family.pattern[1],
-        verifier.side_effects(checked[1], checked[2]),
+        verifier.effects(*ground_family.member(ground_family.bindings[0]), checked),
         fresh,
         f"verified: {len(family):,} realizations, one per value of {family.parameter}; {checked_text}, {why}",
         basis,

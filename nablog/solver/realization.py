@@ -26,49 +26,105 @@ def sorted_atoms(atoms) -> tuple[Atom, ...]:
     return tuple(sorted(atoms, key=atom_key))
 
 
+KEPT_EFFECTS = 1_000
+"""A realization's side effects of at most this many atoms are kept; larger ones are counted,
+and computed whenever asked for, without being kept (:meth:`Verifier.effects`)."""
+
+
 class Update:
     """Ground atoms that appear (``insert``) and disappear (``delete``), sorted.
 
     Built from atoms, or lazily from relations (``gained``/``lost``: predicate to tuples, as the
     python engine reports an induced update), so that a million-tuple update costs no Python
-    objects until its atoms are asked for; ``count`` and ``len`` never build them.
+    objects until its atoms are asked for; ``count`` and ``len`` never build them. ``omit`` names
+    ``(pred, row)`` pairs of those relations that are not part of the update (a request's own
+    atoms, which are not its side effects), so that leaving them out copies no relation.
+
+    With ``later``, a function returning the update, nothing is computed until it is asked for;
+    ``counts``, when given with it, answers ``count()``, ``len`` and ``bool`` without computing
+    it. What ``later`` returns is kept when it has at most :data:`KEPT_EFFECTS` atoms (then
+    ``computed`` is true); a larger update is computed again each time it is asked for, so that
+    printing every realization of a proposal holds one realization's side effects at a time.
+    ``lines()``, ``to_json()`` and ``delta`` compute it once for both of their halves.
     """
 
-    def __init__(self, insert: Iterable[Atom] = (), delete: Iterable[Atom] = (), *, gained=None, lost=None):
+    def __init__(
+        self,
+        insert: Iterable[Atom] = (),
+        delete: Iterable[Atom] = (),
+        *,
+        gained=None,
+        lost=None,
+        omit: Iterable[tuple] = (),
+        later: Callable[[], "Update"] | None = None,
+        counts: tuple[int, int] | None = None,
+    ):
         self._insert = tuple(insert) if gained is None else None
         self._delete = tuple(delete) if lost is None else None
         self._gained = gained or {}
         self._lost = lost or {}
+        self._omit = frozenset(omit)
+        self._later = later
+        self._counts = counts
 
-    @staticmethod
-    def _atoms(relations: Mapping[str, Set]) -> tuple[Atom, ...]:
+    @property
+    def computed(self) -> bool:
+        """Whether the update is held (not computed when asked for)."""
+        return self._later is None
+
+    def _known(self) -> "Update":
+        """This update when it is held, else the update ``later`` computes (held if small)."""
+        later = self._later
+        if later is None:
+            return self
+        done = later()._known()
+        if sum(done.count()) <= KEPT_EFFECTS:
+            # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
+            # threads asking at once compute the same update twice, which is harmless.
+            self._insert, self._delete, self._gained, self._lost, self._omit = done._insert, done._delete, done._gained, done._lost, done._omit
+            self._later = None
+        return done
+
+    def _atoms(self, relations: Mapping[str, Set]) -> tuple[Atom, ...]:
         out = []
+        omit = self._omit
         for pred in sorted(relations):
             rows = relations[pred]
             # Columnar relations iterate in the order of constants already.
             ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=lambda r: tuple(constant_sort_key(v) for v in r))
             shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
+            if any(o[0] == pred for o in omit):
+                ordered = [row for row in ordered if (pred, row) not in omit]
             out.extend(Atom(shown, row) for row in ordered)
         return tuple(out)
 
     @property
     def insert(self) -> tuple[Atom, ...]:
-        if self._insert is None:
-            self._insert = self._atoms(self._gained)
-        return self._insert
+        known = self._known()
+        if known._insert is None:
+            known._insert = known._atoms(known._gained)
+        return known._insert
 
     @property
     def delete(self) -> tuple[Atom, ...]:
-        if self._delete is None:
-            self._delete = self._atoms(self._lost)
-        return self._delete
+        known = self._known()
+        if known._delete is None:
+            known._delete = known._atoms(known._lost)
+        return known._delete
 
     def count(self, pred: str | None = None) -> tuple[int, int]:
         """How many atoms (of ``pred``, or of every predicate) appear and disappear."""
+        if self._later is not None:
+            if pred is None and self._counts is not None:
+                return self._counts
+            return self._known().count(pred)
+
         def size(atoms, relations):
             if atoms is not None:
                 return sum(1 for a in atoms if pred is None or a.pred == pred)
-            return sum(len(rows) for p, rows in relations.items() if pred is None or p == pred)
+            return sum(len(rows) for p, rows in relations.items() if pred is None or p == pred) - sum(
+                1 for p, row in self._omit if (pred is None or p == pred) and row in relations.get(p, ())
+            )
 
         return size(self._insert, self._gained), size(self._delete, self._lost)
 
@@ -79,25 +135,34 @@ class Update:
         return sum(self.count())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Update) and (self.insert, self.delete) == (other.insert, other.delete)
+        if not isinstance(other, Update):
+            return False
+        mine, theirs = self._known(), other._known()
+        return (mine.insert, mine.delete) == (theirs.insert, theirs.delete)
 
     def __hash__(self) -> int:
-        return hash((self.insert, self.delete))
+        known = self._known()
+        return hash((known.insert, known.delete))
 
     def __repr__(self) -> str:
+        if self._later is not None and self._counts is None:
+            return "Update(not computed)"
         plus, minus = self.count()
         return f"Update(+{plus}, -{minus})"
 
     def to_json(self) -> dict:
-        return {"insert": [str(a) for a in self.insert], "delete": [str(a) for a in self.delete]}
+        known = self._known()
+        return {"insert": [str(a) for a in known.insert], "delete": [str(a) for a in known.delete]}
 
     def lines(self) -> list[str]:
-        return [f"+{a}" for a in self.insert] + [f"-{a}" for a in self.delete]
+        known = self._known()
+        return [f"+{a}" for a in known.insert] + [f"-{a}" for a in known.delete]
 
     @property
     def delta(self) -> Delta:
         """The same change as a :class:`~nablog.lang.Delta`."""
-        return Delta(frozenset(self.insert), frozenset(self.delete))
+        known = self._known()
+        return Delta(frozenset(known.insert), frozenset(known.delete))
 
 
 @dataclass(frozen=True)
@@ -229,11 +294,16 @@ class Realization:
             return Realization(member.insert, member.delete, member.side_effects, tuple(f for f in self.fresh if f in fresh), member.reason, self.basis).substitute(fresh)
 
         changes = self.delta.substitute(values)
-        effects = Delta(frozenset(self.side_effects.insert), frozenset(self.side_effects.delete)).substitute(values)
+        effects = self.side_effects
+
+        def substituted() -> Update:
+            renamed = effects.delta.substitute(values)
+            return Update(sorted_atoms(renamed.insert), sorted_atoms(renamed.delete))
+
         return Realization(
             sorted_atoms(changes.insert),
             sorted_atoms(changes.delete),
-            Update(sorted_atoms(effects.insert), sorted_atoms(effects.delete)),
+            Update(later=substituted),
             tuple(f for f in self.fresh if f not in values),
             self.reason,
             self.basis,
@@ -331,14 +401,29 @@ class Verifier:
                 return False
         return True
 
-    def side_effects(self, gained: Mapping[str, Set], lost: Mapping[str, Set]) -> Update:
-        """The induced update on derived predicates, without the requested atoms themselves."""
-        requested = set(self.request.insert) | set(self.request.delete)
-        induced = induced_update(gained, lost, self.rules.derived)
-        return Update(
-            tuple(a for a in induced.insert if a not in requested),
-            tuple(a for a in induced.delete if a not in requested),
-        )
+    def effects(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], verified: tuple | None = None) -> Update:
+        """The side effects of a change set: the induced update (seed 002, Def. 2) on derived
+        predicates, without the requested atoms themselves.
+
+        ``verified`` is what :meth:`realizes` returned for these changes, when it was called. The
+        effects are kept when at most :data:`KEPT_EFFECTS` atoms change; larger ones are only
+        counted, and computed (one re-evaluation) whenever they are asked for: moving a department
+        head at the top of an org chart changes almost everyone's chain of command, and keeping
+        that for each of hundreds of realizations took gigabytes nobody reads before picking one
+        (issue 16). Without ``verified``, nothing is evaluated until they are asked for."""
+        requested = {(a.pred, tuple(a.args)) for a in (*self.request.insert, *self.request.delete)}
+
+        def compute() -> Update:
+            again = self.realizes(insert, delete)
+            return Update() if again is None else induced_update(again[1], again[2], self.rules.derived, requested)
+
+        if verified is None:
+            return Update(later=compute)
+        effects = induced_update(verified[1], verified[2], self.rules.derived, requested)
+        counts = effects.count()
+        if sum(counts) <= KEPT_EFFECTS:
+            return effects
+        return Update(later=compute, counts=counts)
 
 
 def check_before_writing(
@@ -376,9 +461,9 @@ def check_before_writing(
         raise NablogError("the changes are not minimal: fewer of them realize the request as well", hint=hint)
 
 
-def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None) -> Update:
+def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None, omit: Iterable[tuple] = ()) -> Update:
     """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
-    relation but internal ones)."""
+    relation but internal ones), without the ``(pred, row)`` pairs of ``omit``."""
     keep = set(preds) if preds is not None else set(gained) | set(lost)
 
     def shown(pred: str) -> bool:
@@ -388,6 +473,7 @@ def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: It
     return Update(
         gained={p: rows for p, rows in gained.items() if shown(p) and len(rows)},
         lost={p: rows for p, rows in lost.items() if shown(p) and len(rows)},
+        omit=omit,
     )
 
 

@@ -137,7 +137,7 @@ def magic(program: Program, query: Atom) -> Program:
     return magic_sets(program, query).program
 
 
-def magic_sets(program: Program, query: Atom) -> MagicProgram:
+def magic_sets(program: Program, query: Atom, linear: bool = False) -> MagicProgram:
     """Rewrite ``program`` so that evaluating it computes only what ``query`` needs.
 
     Parameters
@@ -147,6 +147,9 @@ def magic_sets(program: Program, query: Atom) -> MagicProgram:
     query : Atom
         Constants are bound arguments, variables free; a repeated variable is a filter on the
         answers, not a binding.
+    linear : bool
+        Ask each transitive closure in the linear form whose magic set stays small for the
+        adornment it is called with (:mod:`nablog.transforms.closure`) instead of as written.
 
     Returns
     -------
@@ -156,12 +159,12 @@ def magic_sets(program: Program, query: Atom) -> MagicProgram:
         negation are evaluated in full and ``full``/``note`` say so.
     """
     try:
-        rewritten = _rewrite(program, query, frozenset())
+        rewritten = _rewrite(program, query, frozenset(), linear)
         stratify(rewritten.program)
         return rewritten
     except AnalysisError as e:
         full = _negated_closure(program)
-        rewritten = _rewrite(program, query, full)
+        rewritten = _rewrite(program, query, full, linear)
         stratify(rewritten.program)  # cannot fail: the full part depends on nothing magic
         note = f"negation evaluated in full for {', '.join(sorted(full))}: the goal-directed program is not stratified ({e.message})"
         return MagicProgram(rewritten.program, query, rewritten.answer, full, note)
@@ -185,15 +188,10 @@ def _negated_closure(program: Program) -> frozenset[str]:
     return frozenset(seen)
 
 
-def _rewrite(program: Program, query: Atom, full: frozenset[str]) -> MagicProgram:
+def _rewrite(program: Program, query: Atom, full: frozenset[str], linear: bool = False) -> MagicProgram:
     derived = program.derived
     goal_directed = derived - full
-    by_head: dict[str, list[Rule]] = {}
-    for rule in program.rules:
-        if rule.is_fact() and rule.head[0].pred not in derived:
-            continue
-        by_head.setdefault(rule.head[0].pred, []).append(rule)
-
+    rules_for = _rules_for(program, linear)
     out: list = [s for s in program.statements if isinstance(s, BaseDeclaration)]
     out += [r for r in program.rules if r.is_fact() and r.head[0].pred not in derived]
     full_needed: set[str] = set()
@@ -206,22 +204,103 @@ def _rewrite(program: Program, query: Atom, full: frozenset[str]) -> MagicProgra
         adorn = adornment(query, ())
         out.append(Rule((magic_atom(query, adorn),)))
         answer = Atom(adorned_name(query.pred, adorn), query.args)
-        todo = [(query.pred, adorn)]
-        done: set[tuple[str, str]] = set()
-        counter = 0
-        while todo:
-            pred, adorn = todo.pop(0)
-            if (pred, adorn) in done:
-                continue
-            done.add((pred, adorn))
-            for rule in by_head.get(pred, ()):
-                counter += 1
-                rules, calls, used_full = _rewrite_rule(rule, adorn, counter, goal_directed, full)
-                out += rules
-                todo += calls
-                full_needed |= used_full
+        rules, full_needed = _adorned(rules_for, [(query.pred, adorn)], goal_directed, full)
+        out += rules
+    out += _full_rules(program, full_needed)
+    return MagicProgram(Program(tuple(out)), query, answer, full)
 
-    # Predicates evaluated in full keep their original rules, with everything they depend on.
+
+def answer_rules(program: Program, asked: Iterable[str], linear: bool = True) -> Program:
+    """Q of seed 001's Algorithm 3: one magic-set rewriting of ``program`` for every adorned
+    question named in ``asked`` (``m_<adornment>__p``, whose facts the caller supplies: no seed
+    fact), answering into ``p`` itself. With ``linear``, a transitive closure is asked in the form
+    that keeps its magic set small (:mod:`nablog.transforms.closure`), and a question with both
+    arguments of a closure bound is asked as its ``bf`` part (``m_bf__p(X) :- m_bb__p(X, Y).``):
+    ``p(x, y)`` holds exactly when ``y`` is among ``x``'s answers, which other questions about
+    ``x`` share. Predicates under negation are evaluated in full when the goal-directed program
+    would not be stratified, as in :func:`magic_sets`; the result is stratified."""
+    from .closure import closures
+
+    derived = program.derived
+    found = closures(program) if linear else {}
+    routes: list = []
+    starts: list[tuple[str, str]] = []
+    for name in sorted(set(asked)):
+        adorn, pred = name[2:].split("__", 1)
+        if pred not in derived:
+            continue
+        if adorn == "bb" and pred in found:
+            x, y = Var("X"), Var("Y")
+            routes.append(Rule((Atom(magic_name(pred, "bf"), (x,)),), (Literal(Atom(name, (x, y))),)))
+            adorn = "bf"
+        starts.append((pred, adorn))
+    starts = list(dict.fromkeys(starts))
+    rules_for = _rules_for(program, linear)
+
+    def build(full: frozenset[str]) -> Program:
+        rules, full_needed = _adorned(rules_for, [s for s in starts if s[0] not in full], derived - full, full)
+        answers = []
+        for pred, adorn in starts:
+            args = tuple(Var(f"V{i + 1}") for i in range(len(adorn)))
+            source = pred if pred in full else adorned_name(pred, adorn)
+            full_needed |= {pred} if pred in full else set()
+            if source != pred:
+                answers.append(Rule((Atom(pred, args),), (Literal(Atom(source, args)),)))
+        return Program(tuple([*(s for s in program.statements if isinstance(s, BaseDeclaration)), *routes, *rules, *answers, *_full_rules(program, full_needed)]))
+
+    try:
+        out = build(frozenset())
+        stratify(out)
+    except AnalysisError:
+        out = build(_negated_closure(program))
+        stratify(out)  # cannot fail: the full part depends on nothing magic
+    return out
+
+
+def _rules_for(program: Program, linear: bool):
+    """The rules of a predicate asked with an adornment: its own, or with ``linear`` a closure's
+    in the form :func:`~nablog.transforms.closure.form_for` picks for the adornment."""
+    derived = program.derived
+    by_head: dict[str, list[Rule]] = {}
+    for rule in program.rules:
+        if not rule.is_fact() or rule.head[0].pred in derived:
+            by_head.setdefault(rule.head[0].pred, []).append(rule)
+    forms: dict[tuple[str, str], list[Rule]] = {}
+    if linear:
+        from .closure import closures, form_for, recursive_rules
+
+        for pred, closure in closures(program).items():
+            for adorn in ("bf", "fb", "bb"):
+                forms[pred, adorn] = [*closure.exits, *recursive_rules(closure, form_for(adorn))]
+    return lambda pred, adorn: forms.get((pred, adorn)) or by_head.get(pred, ())
+
+
+def _adorned(rules_for, starts: list[tuple[str, str]], goal_directed: frozenset[str], full: frozenset[str]) -> tuple[list[Rule], set[str]]:
+    """The adorned, magic and supplementary rules for the calls ``starts`` and every call they
+    make (numbered in one sequence, so supplementary predicates never clash); the predicates read
+    in full."""
+    out: list[Rule] = []
+    full_needed: set[str] = set()
+    todo = list(starts)
+    done: set[tuple[str, str]] = set()
+    counter = 0
+    while todo:
+        pred, adorn = todo.pop(0)
+        if (pred, adorn) in done:
+            continue
+        done.add((pred, adorn))
+        for rule in rules_for(pred, adorn):
+            counter += 1
+            rules, calls, used_full = _rewrite_rule(rule, adorn, counter, goal_directed, full)
+            out += rules
+            todo += calls
+            full_needed |= used_full
+    return out, full_needed
+
+
+def _full_rules(program: Program, full_needed: set[str]) -> list[Rule]:
+    """Predicates evaluated in full keep their original rules, with everything they depend on."""
+    derived = program.derived
     closure: set[str] = set()
     todo_full = list(full_needed)
     while todo_full:
@@ -229,10 +308,10 @@ def _rewrite(program: Program, query: Atom, full: frozenset[str]) -> MagicProgra
         if pred in closure:
             continue
         closure.add(pred)
-        for rule in by_head.get(pred, ()):
-            todo_full += [b.atom.pred for b in rule.body if isinstance(b, Literal) and b.atom.pred in derived]
-    out += [r for r in program.rules if r.head[0].pred in closure]
-    return MagicProgram(Program(tuple(out)), query, answer, full)
+        for rule in program.rules:
+            if rule.head[0].pred == pred:
+                todo_full += [b.atom.pred for b in rule.body if isinstance(b, Literal) and b.atom.pred in derived]
+    return [r for r in program.rules if r.head[0].pred in closure]
 
 
 def _rewrite_rule(
@@ -320,4 +399,4 @@ def _variables(elements: Iterable) -> list[Var]:
     return list(seen)
 
 
-__all__ = ["MagicProgram", "adorned_name", "adornment", "magic", "magic_atom", "magic_name", "magic_sets"]
+__all__ = ["MagicProgram", "adorned_name", "answer_rules", "adornment", "magic", "magic_atom", "magic_name", "magic_sets"]

@@ -31,6 +31,21 @@ m_bb__closure(X, Y) :- ins__closure(X, Y).
 
 These replace (D1) and (R) of the second rule (the one joining ``closure``); (I1) and (E1) keep
 their form and gain the magic rules above, as in the figure.
+
+A non-linear closure (seed 001 §5's ``based_on(X,Y) :- based_on(X,Z), based_on(Z,Y).``) is
+rewritten right-linear first (:mod:`nablog.transforms.closure`; same model): its maintenance rules
+would otherwise ask about every tuple of ``ins__p`` and ``del__p`` from both ends
+(``m_bf__p(Z) :- ins__p(X, Z).``, ``m_fb__p(Z) :- ins__p(Z, Y).``), where the right-linear ones
+ask only about the changed step's far end and propagate the change back along the step:
+
+>>> based_on = parse("b(X,Y) :- imp(X,P), def(P,Y). b(X,Y) :- b(X,Z), b(Z,Y).")
+>>> print(Program(tuple(r for r in rod(based_on).rules if r.head[0].pred.startswith("m_"))))
+m_bf__b(Z) :- sup3_1__del__b(X, Z).
+m_bf__b(Z) :- sup4_1__del__b(Z, X).
+m_bb__b(Z, Y) :- sup10_1__red__b(X, Y, Z).
+m_bf__b(Z) :- sup14_1__ins__b(X, Z).
+m_bf__b(Z) :- sup15_1__ins__b(Z, X).
+m_bb__b(X, Y) :- ins__b(X, Y).
 """
 
 from __future__ import annotations
@@ -38,6 +53,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..lang import Atom, Literal, Program, Rule
+from .closure import closures, linear
 # The binding rules of the magic-set rewriting (SIPS): the same here, so the same functions.
 from .magic import _binds, _is_positive, _ready, _variables, adornment, magic_atom
 from .maintenance import maintenance_rules
@@ -49,9 +65,13 @@ def rod(program: Program, idb: Iterable[str] | None = None) -> Program:
 
     Evaluate the result together with the magic-set rewriting of the original rules (the query
     rules Q of Algorithm 3), which turns each ``m_<adornment>__p`` fact into the tuples of ``p``
-    it asks for; see :mod:`nablog.views.monitor`.
+    it asks for; see :mod:`nablog.views.monitor`. A non-linear transitive closure is written
+    right-linear first (see the module docstring).
     """
     old = set(program.derived if idb is None else idb)
+    nonlinear = {p for p, c in closures(program).items() if c.form == "nonlinear"}
+    if nonlinear:
+        program = linear(program, "right", nonlinear)
     out: list[Rule] = []
     for number, rule in enumerate(maintenance_rules(program).rules, 1):
         out += demand(rule, old, number)

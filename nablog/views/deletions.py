@@ -72,7 +72,7 @@ from typing import Callable
 from ..lang import Literal, Program
 from ..transforms.maintenance import RED, deletion_rules, rederivation_rule
 from ..transforms.propagation import DEL, INS, NEW
-from .live import Relation, bodies_from, cheapest, derivations, probes
+from .live import Relation, bodies_from, cheapest, chosen, derivations, probes
 
 LEVEL_GAP = 1024
 """Levels a build gives are ``round * LEVEL_GAP``: room for re-levelling between two rounds."""
@@ -127,10 +127,12 @@ class Deletions:
         layer_old = self.heads | {DEL + p for p in self.heads}
         self._forward = {id(b): derivations(b, layer_old, with_head=True) for group in self.propagate.values() for bodies in group for b in bodies}
 
-    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
-        """The indexes the checks and propagations look up (``new__r`` as ``r``)."""
-        bodies = [b for group in (*self.propagate.values(), *self.check.values(), self.first) for bodies in group for b in bodies]
-        return probes(bodies, {NEW + p: p for p in self.heads | self.lower})
+    def probes(self, sizes: "dict[str, int] | None" = None) -> set[tuple[str, tuple[int, ...]]]:
+        """The indexes the checks and propagations look up (``new__r`` as ``r``); with ``sizes``
+        (of the kept relations) only those of the join orders :meth:`run` takes with them."""
+        virtual = {NEW + p: p for p in self.heads | self.lower}
+        groups = [bodies for group in (*self.propagate.values(), *self.check.values(), self.first) for bodies in group]
+        return probes(chosen(groups, sizes, virtual), virtual)
 
     def run(self, env: dict, levels, number: "dict[str, Callable[..., None]] | None" = None) -> dict[str, Relation]:
         """``del__p`` and ``red__p`` per predicate ``p`` of the layer: ``env`` holds the old state
@@ -187,7 +189,7 @@ class _Run:
     def __init__(self, plan: Deletions, env: dict, levels):
         self.plan = plan
         heads = plan.heads
-        self.maps = {p: levels[p] for p in heads}
+        self.maps = {p: _rows(levels[p]) for p in heads}  # row -> level (a Levelled relation's own dict)
         self.deleted: dict[str, set] = {p: set() for p in heads}
         self.red = {p: Relation() for p in heads}
         self.order: list[tuple[str, tuple]] = []  # the deletions, in order

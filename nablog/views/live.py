@@ -25,7 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..lang import Comparison, Literal, Program, Rule, Var, analyze
 from ..lang.ast import BinOp, Interval, UnaryOp
@@ -66,20 +66,120 @@ class Relation:
         if row in self.rows:
             return False
         self.rows.add(row)
+        self._indexed(row)
+        return True
+
+    def _indexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
             index.setdefault(tuple(row[i] for i in positions), set()).add(row)
-        return True
 
     def discard(self, row: tuple) -> None:
         if row not in self.rows:
             return
         self.rows.discard(row)
+        self._unindexed(row)
+
+    def _unindexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
             key = tuple(row[i] for i in positions)
             bucket = index[key]
             bucket.discard(row)
             if not bucket:
                 del index[key]
+
+
+class Levelled(Relation):
+    """A kept relation of a recursive layer: ONE dict row -> level, at once the row set and the
+    mapping ``levels[p]`` of :mod:`nablog.views.deletions` (a separate set and level dict cost a
+    second hash entry per tuple: ~380 bytes a pair on a 24.7 M-pair closure, now ~180).
+
+    A level set for an absent row (the commit's evaluation numbering a row it adds to
+    ``new__p``) waits in ``pending`` until the row is added when the commit is applied: the
+    relation is the old state while the maintenance rules read it. Deleting a level deletes the
+    row.
+
+    >>> rel = Levelled({("a", "b"): 0})
+    >>> rel[("a", "c")] = 1025  # numbered during a commit: not yet a row
+    >>> ("a", "c") in rel, rel.add(("a", "c")), rel[("a", "c")], sorted(rel.lookup((0,), ("a",)))
+    (False, True, 1025, [('a', 'b'), ('a', 'c')])
+    >>> del rel[("a", "b")]
+    >>> sorted(rel), sorted(rel.lookup((0,), ("a",)))
+    ([('a', 'c')], [('a', 'c')])
+    """
+
+    __slots__ = ("pending",)
+
+    def __init__(self, levels: "dict[tuple, int] | None" = None):
+        self.rows: dict[tuple, int] = dict(levels or {})  # type: ignore[assignment]
+        self.indexes = {}
+        self.pending: dict[tuple, int] = {}
+
+    @classmethod
+    def from_columns(cls, values: list, rounds: "list[tuple[int, list]]", positions: Iterable[tuple[int, ...]] = ()) -> "Levelled":
+        """The rows of an evaluation's rounds (``(level, id columns)`` pairs, ids into
+        ``values``), with an index per bound-positions tuple in ``positions``, built column-wise
+        (numpy groups the ids; no per-row key tuple is made)."""
+        import itertools
+
+        import numpy as np
+
+        lookup = np.empty(len(values), dtype=object)
+        lookup[:] = values
+        arity = len(rounds[0][1]) if rounds else 0
+        columns = [np.concatenate([cols[i] for _, cols in rounds]) for i in range(arity)]
+        # Decoded through one object array: equal constants are one object, shared by all rows.
+        rows = list(zip(*(lookup[c].tolist() for c in columns)))
+        rel = cls()
+        levels = itertools.chain.from_iterable(itertools.repeat(level, len(cols[0])) for level, cols in rounds)
+        rel.rows = dict(zip(rows, levels))
+        for where in positions:
+            if not rows:
+                rel.indexes[where] = {}
+                continue
+            keys = np.stack([columns[i] for i in where], axis=1) if len(where) > 1 else columns[where[0]]
+            if len(where) > 1:
+                order = np.lexsort(keys.T[::-1])
+                sorted_keys = keys[order]
+                starts = np.flatnonzero(np.r_[True, np.any(sorted_keys[1:] != sorted_keys[:-1], axis=1)])
+            else:
+                order = np.argsort(keys, kind="stable")
+                sorted_keys = keys[order]
+                starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+            ends = np.r_[starts[1:], len(order)].tolist()
+            # Reordered as an object array: a list through order.tolist() made a Python int per row.
+            grouped = np.fromiter(rows, dtype=object, count=len(rows))[order]
+            index = rel.indexes[where] = {}
+            for start, end in zip(starts.tolist(), ends):
+                bucket = grouped[start:end]
+                index[tuple(bucket[0][i] for i in where)] = set(bucket)
+        return rel
+
+    def __getitem__(self, row: tuple) -> int:
+        return self.rows[row]
+
+    def get(self, row: tuple, default=None):
+        return self.rows.get(row, default)
+
+    def __setitem__(self, row: tuple, level: int) -> None:
+        if row in self.rows:
+            self.rows[row] = level
+        else:
+            self.pending[row] = level
+
+    def __delitem__(self, row: tuple) -> None:
+        self.discard(row)
+
+    def add(self, row: tuple) -> bool:
+        if row in self.rows:
+            return False
+        self.rows[row] = self.pending.pop(row)  # every row a commit adds was numbered first
+        self._indexed(row)
+        return True
+
+    def discard(self, row: tuple) -> None:
+        if row in self.rows:
+            del self.rows[row]
+            self._unindexed(row)
 
 
 class NewState:
@@ -101,9 +201,11 @@ class NewState:
         yield from self.added
 
     def lookup(self, positions: tuple[int, ...], key: tuple) -> Iterable[tuple]:
-        kept = [r for r in self.old.lookup(positions, key) if r not in self.deleted]
+        kept = self.old.lookup(positions, key)
+        if len(self.deleted):  # else the old bucket as it is: an insert-only commit copies nothing
+            kept = [r for r in kept if r not in self.deleted]
         added = self.added.lookup(positions, key)
-        return kept + list(added) if added else kept
+        return [*kept, *added] if added else kept
 
     def add(self, row: tuple) -> bool:
         return False if row in self else self.added.add(row)
@@ -146,6 +248,7 @@ class _Body:
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
         self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.needs = frozenset(self.positives)
         self.solutions = _compile(self.steps, self.head)
 
 
@@ -173,6 +276,9 @@ def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None, wi
     for k, step in enumerate(steps):
         if step[0] != "cmp":
             lines.append(f"rel{k} = env.get({const(step[1])}, _EMPTY)")
+            # Membership in a plain relation straight on its set or dict (C), not through
+            # __contains__: an insert into a dense closure tests ~5,000 rows against it.
+            lines.append(f"in{k} = rel{k}.rows if type(rel{k}) in _PLAIN else rel{k}")
     depth = 0
     pad = lambda: "    " * depth  # noqa: E731
     for k, step in enumerate(steps):
@@ -184,12 +290,12 @@ def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None, wi
         kind, _, positions, probe, free, checks, whole = step
         probe = key(probe)
         if kind == "neg":
-            test = f"{probe} not in rel{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
+            test = f"{probe} not in in{k}" if whole else f"not rel{k}.lookup({const(positions)}, {probe})"
             lines.append(f"{pad()}if {test}:")
             depth += 1
             continue
         if whole:
-            rows = f"(({probe},) if {probe} in rel{k} else ())"
+            rows = f"(({probe},) if {probe} in in{k} else ())"
         elif positions:
             rows = f"rel{k}.lookup({const(positions)}, {probe})"
         else:
@@ -213,8 +319,8 @@ def _compile(steps: list, head: tuple, emit: "tuple[int, ...] | None" = None, wi
     else:
         lines.append(f"{pad()}yield (" + (key(head) + ", " if with_head else "") + "".join(f"r{k}, " for k in emit) + ")")
     params = "".join(f", {n}={n}" for n in consts)
-    source = f"def body(env, first, _EMPTY=_EMPTY{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
-    scope = {"_EMPTY": _EMPTY, **consts}
+    source = f"def body(env, first, _EMPTY=_EMPTY, _PLAIN=_PLAIN{params}):\n" + "\n".join("    " + line for line in lines) + "\n"
+    scope = {"_EMPTY": _EMPTY, "_PLAIN": (Relation, Levelled), **consts}
     exec(compile(source, "<live plan>", "exec"), scope)  # noqa: S102 - our own generated loops
     return scope["body"]
 
@@ -288,6 +394,16 @@ def cheapest(bodies: list["_Body"], env: dict) -> "_Body":
     return min(bodies, key=lambda b: tuple(len(env.get(p, _EMPTY)) for p in b.positives[:2]))
 
 
+def chosen(groups: Iterable[list["_Body"]], sizes: "Mapping[str, int] | None", virtual: dict[str, str]) -> list["_Body"]:
+    """Per group of orders of one rule, the order :func:`cheapest` takes when the relations have
+    ``sizes`` (a view in ``virtual`` the size of the relation it shows; any other relation — a
+    commit's delta — size 1); every order when ``sizes`` is None."""
+    if sizes is None:
+        return [b for bodies in groups for b in bodies]
+    env = {p: range(sizes.get(virtual.get(p, p), 1)) for bodies in groups for b in bodies for p in b.positives}
+    return [cheapest(bodies, env) for bodies in groups]
+
+
 def _virtual(rule: Rule) -> str | None:
     """The ``r`` of (N1)/(N′) ``new__r(V..) :- r(V..), not del__r(V..).``, else None."""
     head, body = rule.head[0], rule.body
@@ -313,6 +429,8 @@ class LivePlan:
         self.virtual = {NEW + r: r for r in (_virtual(rule) for rule in program.rules) if r}
         # Per rule: per first literal its orders, and all of them.
         self.strata: list[tuple[frozenset[str], list[tuple[list[list[_Body]], list[_Body]]]]] = []
+        self.reads: list[dict[str, tuple[set, set]]] = []
+        self.heads = frozenset(r.head[0].pred for r in program.rules)
         for level in sorted({stratum[r.head[0].pred] for r in program.rules}):
             rules = [r for r in program.rules if stratum[r.head[0].pred] == level and not (r.head[0].pred in self.virtual and _virtual(r))]
             heads = frozenset(r.head[0].pred for r in program.rules if stratum[r.head[0].pred] == level)
@@ -322,11 +440,24 @@ class LivePlan:
                 starts = [bodies_from(rule, i) for i in range(count)]
                 planned.append((starts, [b for orders in starts for b in orders]))
             self.strata.append((heads, planned))
+            # Per head, what its rules read, for resume: positively (new__r reads r) and negatively
+            # (new__r reads not del__r).
+            reads: dict[str, tuple[set, set]] = {p: (set(), set()) for p in heads}
+            for rule in program.rules:
+                if rule.head[0].pred in heads:
+                    for b in rule.body:
+                        if isinstance(b, Literal):
+                            reads[rule.head[0].pred][0 if b.positive else 1].add(b.atom.pred)
+            self.reads.append(reads)
 
-    def probes(self) -> set[tuple[str, tuple[int, ...]]]:
+    def probes(self, sizes: "Mapping[str, int] | None" = None) -> set[tuple[str, tuple[int, ...]]]:
         """The (relation, bound positions) pairs the plans look up, ``new__r`` as ``r``: the
-        indexes a caller keeping the relations can build before the first commit."""
-        return probes((b for _, planned in self.strata for _, bodies in planned for b in bodies), self.virtual)
+        indexes a caller keeping the relations can build before the first commit. With
+        ``sizes`` (of the kept relations), only those of the join orders :meth:`run` takes with
+        them: on a dense closure an index is ~40 bytes a pair, and one per probe position of
+        every planned order doubled the kept state."""
+        groups = [group for _, planned in self.strata for starts, bodies in planned for group in (bodies, *starts)]
+        return probes(chosen(groups, sizes, self.virtual), self.virtual)
 
     def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
@@ -335,31 +466,114 @@ class LivePlan:
         given, is called with each row added to ``p``, in the order rows are derived (each from
         rows added before it or given)."""
         note = note or {}
-        env = dict(env)
+        env = _Result(env)
         for heads, planned in self.strata:
             for pred in heads:
-                if pred in self.virtual:
-                    env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
-                else:  # rows given for a predicate with rules (RoD's magic facts) are kept
-                    env[pred] = Relation(env[pred].rows if pred in env else ())
-            delta: dict[str, list] = {p: [] for p in heads}
-            for _, bodies in planned:
-                if not all(len(env.get(p, _EMPTY)) for p in bodies[0].positives):
-                    continue  # an empty positive literal (a delta of a commit that has none)
-                # The first pass starts each rule from its smallest positive literal.
-                body = cheapest(bodies, env)
-                _derive(body, env, None, delta[body.pred], note.get(body.pred))
-            while any(delta.values()):
-                fresh: dict[str, list] = {p: [] for p in heads}
-                for starts, _ in planned:
-                    for orders in starts:
-                        rows = delta.get(orders[0].steps[0][1])
-                        if not rows:
-                            continue
-                        body = cheapest(orders, env)
-                        _derive(body, env, rows, fresh[body.pred], note.get(body.pred))
-                delta = fresh
+                if pred not in self.virtual and pred in env:  # rows given for a predicate with rules (RoD's magic facts) are kept
+                    env.given[pred] = env[pred].rows
+            self._stratum(heads, planned, env, note)
         return env
+
+    def _stratum(self, heads: frozenset[str], planned: list, env: "_Result", note: dict) -> None:
+        """One stratum evaluated semi-naively over ``env`` (its heads made afresh)."""
+        for pred in heads:
+            if pred in self.virtual:
+                env[pred] = NewState(env.get(self.virtual[pred], _EMPTY), env.setdefault(DEL + self.virtual[pred], Relation()))
+            else:
+                env[pred] = Relation(env.given.get(pred, ()))
+        delta: dict[str, list] = {p: [] for p in heads}
+        # Relations empty now (a delta of a commit that has none): a rule reading one is left out
+        # of the first pass (one of the stratum's own heads gets its rows in a later round).
+        read = frozenset().union(*(bodies[0].needs for _, bodies in planned))
+        empty = {p for p in read if not len(env.get(p, _EMPTY))}
+        for _, bodies in planned:
+            if not empty.isdisjoint(bodies[0].needs):
+                continue
+            # The first pass starts each rule from its smallest positive literal.
+            body = cheapest(bodies, env)
+            _derive(body, env, None, delta[body.pred], note.get(body.pred))
+        self._continue(planned, env, delta, {}, note)
+
+    def _continue(self, planned: list, env: dict, source: dict, grown: dict, note: dict) -> None:
+        """Semi-naive rounds: each rule from each positive literal with ``source`` rows (new rows
+        of that literal), until no rule derives a new head row; those rows are added to ``grown``."""
+        while any(source.values()):
+            fresh: dict[str, list] = {}
+            for starts, _ in planned:
+                for orders in starts:
+                    rows = source.get(orders[0].steps[0][1])
+                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].positives[1:]):
+                        continue  # no new rows, or another positive literal is empty
+                    body = cheapest(orders, env)
+                    _derive(body, env, rows, fresh.setdefault(body.pred, []), note.get(body.pred))
+            for pred, rows in fresh.items():
+                if rows:
+                    grown.setdefault(pred, []).extend(rows)
+            source = fresh
+
+    def resume(self, env: dict, added: "dict[str, Iterable[tuple]]") -> dict[str, list]:
+        """Continue :meth:`run` after ``added`` (predicate to rows) joins relations of its result
+        ``env``, instead of evaluating again (seed 001's Algorithm 3 alternates the maintenance
+        rules and Q while new questions and answers arrive; both only grow). ``env`` is updated in
+        place; returns the rows new to each relation (given and derived).
+
+        A stratum that reads the grown relations only positively is monotone in them: it is
+        continued semi-naively from the new rows. One that reads a grown relation negatively (or
+        ``new__r`` over a grown ``del__r``), or any relation evaluated again below it, is evaluated
+        again (its heads may lose rows then; such a head reports only the rows it gained)."""
+        grown: dict[str, list] = {}
+        if not isinstance(env, _Result):
+            raise TypeError("resume continues what run returned")
+        for pred, rows in added.items():
+            rel = env.get(pred)
+            if rel is None:
+                rel = env[pred] = Relation()
+            new = [r for r in rows if rel.add(r)]
+            if new and pred in self.heads and pred not in self.virtual:  # kept if its stratum is evaluated again
+                env.given[pred] = set(env.given.get(pred, ())) | set(new)
+            if new:
+                grown[pred] = new
+        redone: set[str] = set()
+        for (heads, planned), reads in zip(self.strata, self.reads):
+            # Heads evaluated again: those reading a grown relation negatively or one evaluated
+            # again at all, and the heads that read them.
+            changed = set(grown) | redone
+            again = {p for p, (pos, neg) in reads.items() if neg & changed or pos & redone}
+            while True:
+                more = {p for p, (pos, neg) in reads.items() if p not in again and (pos | neg) & again}
+                if not more:
+                    break
+                again |= more
+            source = {p: rows for p, rows in grown.items() if p not in heads}
+            for pred in heads - again:
+                if pred in self.virtual:  # new__r gains the new rows of r (del__r did not grow)
+                    new = env[pred]
+                    rows = [r for r in grown.get(self.virtual[pred], ()) if r not in new.deleted and r not in new.added]
+                    if rows:
+                        grown[pred] = source[pred] = rows
+                elif pred in grown:
+                    source[pred] = list(grown[pred])
+            self._continue([e for e in planned if e[1][0].pred not in again], env, source, grown, {})
+            if again:
+                before = {p: env.get(p, _EMPTY) for p in again if p not in self.virtual}
+                self._stratum(frozenset(again), [e for e in planned if e[1][0].pred in again], env, {})
+                redone |= again
+                for pred, old in before.items():
+                    rows = [r for r in env[pred] if r not in old]
+                    if rows:
+                        grown[pred] = rows
+        return grown
+
+
+class _Result(dict):
+    """What :meth:`LivePlan.run` returns: the relations by predicate, and the rows that were given
+    for predicates with rules (kept when :meth:`LivePlan.resume` evaluates a stratum again)."""
+
+    __slots__ = ("given",)
+
+    def __init__(self, env: dict):
+        super().__init__(env)
+        self.given: dict[str, set] = {}
 
 
 def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
@@ -373,4 +587,4 @@ def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
                 noted(row)
 
 
-__all__ = ["LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "derivations", "probes"]
+__all__ = ["Levelled", "LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "derivations", "probes"]

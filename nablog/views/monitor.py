@@ -41,18 +41,14 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
-from ..lang import AnalysisError, Atom, Literal, NablogError, Program, Rule, Var, analyze, format_constant, row_sort_key
+from ..lang import AnalysisError, Literal, NablogError, Program, analyze, format_constant, row_sort_key
 from ..transforms.maintenance import MINUS, PLUS, RED, maintenance_rules
 from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
 from .deletions import LEVEL_GAP, Deletions, recursive
-from .live import LivePlan, Relation, Unsupported
+from .live import Levelled, LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
-
-# Stands for a bound argument when asking magic_sets for an adorned rewrite; the seed fact that
-# carries it is dropped (the maintenance rules supply the magic facts).
-_BOUND = "\x00bound"
 
 
 @dataclass(frozen=True)
@@ -82,12 +78,19 @@ class Monitor:
         The monitored predicates; only the rules they depend on are compiled.
     mode : str
         ``materialized``, ``rod``, ``dred`` or ``recompute`` (see the module docstring).
+    build : str
+        How ``materialized`` builds a recursive layer's kept relations: ``engine`` (one
+        column-engine evaluation, levels from its rounds) or ``tuples`` (the live plans, tuple at
+        a time); both give the same relations and valid levels.
     """
 
-    def __init__(self, rules: Program, views: Iterable[str], mode: str = "materialized"):
+    def __init__(self, rules: Program, views: Iterable[str], mode: str = "materialized", build: str = "engine"):
         if mode not in MODES:
             raise NablogError(f"unknown maintenance mode {mode!r}", hint="choose one of " + ", ".join(MODES))
         self.mode = mode
+        # How a recursive layer's kept state is built (materialized): "engine", from one
+        # column-engine evaluation's rounds, or "tuples", by the live plans tuple at a time.
+        self.build = build
         self.views = tuple(dict.fromkeys(views))
         self.rules = relevant_rules(rules, self.views)
         self.derived = frozenset(self.rules.derived)
@@ -109,6 +112,12 @@ class Monitor:
         self._live: tuple[int, dict[str, Relation]] | None = None
         self._plans: list[LivePlan] | None = None
         self._query_plan: LivePlan | None = None
+        self._answers: dict[str, str] = {}  # Q's predicate holding answers -> the predicate p
+        self._sources: dict[str, list[str]] = {}  # and back
+        self._asks: dict[str, list[tuple[str, tuple[int, ...]]]] = {}  # p -> [(m_<adornment>__p, positions bound)]
+        for m in sorted({m for _, c in self.layers for m in c.derived if m.startswith("m_")}):
+            pred, positions = _question(m)
+            self._asks.setdefault(pred, []).append((m, positions))
         # materialized: a recursive layer's del__p checked tuple by tuple and red__p rederived
         # as a worklist (views/deletions.py), with a level per tuple of the layer, given by the
         # layer's rules evaluated once; and the layer's rules without (R), for a commit that
@@ -124,12 +133,19 @@ class Monitor:
                         without = Program(tuple(r for r in compiled.rules if r.head[0].pred[len(RED):] not in layer.derived or not r.head[0].pred.startswith(RED)))
                         self._deletions[i] = (Deletions(layer), LivePlan(layer), LivePlan(without))
                     self._plans.append(LivePlan(compiled))
-                self._query_plan = LivePlan(self.queries) if self.queries.rules else None
+                if self.queries.rules:
+                    # Q's answers go to M straight from the adorned predicates (copied into p by
+                    # the monitor, only those M asked about: _rod_live), not through p's copy rules.
+                    self._answers = _answer_sources(self.queries, self.derived)
+                    for source, pred in self._answers.items():
+                        self._sources.setdefault(pred, []).append(source)
+                    self._query_plan = LivePlan(Program(tuple(r for r in self.queries.rules if r.head[0].pred not in self.derived or r.head[0].pred in self._answers)))
             except Unsupported:
                 self._plans = None
         kept = {p for inputs in self._inputs for p in inputs if not p.startswith((INS, DEL))}
         if mode == "rod":
-            kept = (kept | _old_relations(self.queries)) - self.derived - {p for p in kept if p.startswith("m_")}
+            # Base relations only: not M's magic predicates, which Q reads (resume adds to them).
+            kept = (kept | _old_relations(self.queries)) - self.derived - {p for _, c in self.layers for p in c.derived}
         self._kept = kept
         self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
         self.last_changes: dict[str, tuple] | None = None
@@ -215,19 +231,26 @@ class Monitor:
             if self._live is not None and self._live[0] == version:
                 return False
             state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
-            for plan in [*self._plans, *([self._query_plan] if self._query_plan else []), *(d[0] for d in filter(None, self._deletions))]:
-                for pred, positions in plan.probes():
-                    if pred in state:
-                        state[pred].lookup(positions, ())  # builds the index
+            for pred, positions in self._probes({p: len(rel) for p, rel in state.items()}):
+                if pred in state:
+                    state[pred].lookup(positions, ())  # builds the index
             return True
         if self.mode == "dred" and not (self._dred is not None and self._dred[0] == version):
             self._dred = (version, model() if callable(model) else model)
             return True
         return False
 
+    def kept(self, pred: str, version: int) -> Relation | None:
+        """The relation ``pred`` as this monitor keeps it for the state numbered ``version``, if it
+        does (a subscription's snapshot is read from it: the database's model may be behind)."""
+        if self._live is not None and self._live[0] == version:
+            return self._live[1].get(pred)
+        return None
+
     def _live_state(self, version: int | None, source) -> dict[str, Relation]:
         """The relations the rules read: kept from the last commit when ``version`` follows it,
-        else copied from ``source`` (the model or the base facts; a function, called only then)."""
+        else copied from ``source`` (the model or the base facts; a function, called only then).
+        A recursive layer's relations are :class:`Levelled` (each tuple with its level)."""
         if version is not None and self._live is not None and self._live[0] == version:
             return self._live[1]
         if callable(source):
@@ -235,12 +258,42 @@ class Monitor:
         levelled = {p for (layer, _), d in zip(self.layers, self._deletions) if d for p in layer.derived}
         state = {p: Relation(source.get(p, ())) for p in self._kept - levelled}
         self._levels = _Levels()
+        sizes = {p: len(source.get(p, ())) for p in self._kept}
         for (layer, _), inputs, d in zip(self.layers, self._inputs, self._deletions):
-            if d is not None:  # the layer evaluated here, each tuple's level its place in the derivation order
-                result = d[1].run({p: state[p] for p in inputs if p in state}, self._levels.numbering(layer.derived))
-                state.update({p: result[p] for p in layer.derived if p in self._kept})
+            if d is None:
+                continue
+            if self.build == "engine" and all(self.rules.signatures.get(p) for p in layer.derived):
+                state.update(self._levelled(layer, {p: source.get(p, state.get(p, ())) for p in _old_relations(layer)}, sizes))
+            else:
+                # Tuple at a time: each tuple's level its place in the derivation order.
+                d[1].run({p: state[p] for p in inputs if p in state}, self._levels.numbering(layer.derived))
+                state.update({p: Levelled(self._levels[p]) for p in layer.derived if p in self._kept})
+            self._levels.update({p: state[p] for p in layer.derived if p in state})
         self._live = None if version is None else (version, state)
         return state
+
+    def _levelled(self, layer: Program, inputs: Mapping[str, Set], sizes: dict[str, int]) -> dict[str, Levelled]:
+        """A recursive layer's kept relations from ONE column-engine evaluation (seconds, where
+        tuple at a time took minutes and 11 GB on a 24.7 M-pair closure): each tuple's level is
+        the semi-naive round that first derived it, times ``LEVEL_GAP`` (a derivation from
+        lower levels, as views/deletions.py needs), with the indexes the chosen join orders
+        probe built column-wise."""
+        rounds: dict = {}
+        self.engine.evaluate(layer, inputs, rounds=rounds)
+        wanted = self._probes(sizes)
+        out = {}
+        for p in layer.derived:
+            found = rounds.get(p, [])
+            values = found[0][1].dictionary.values if found else []
+            out[p] = Levelled.from_columns(values, [(k * LEVEL_GAP, rows.columns()) for k, rows in found], [w for q, w in wanted if q == p])
+            if found:
+                self._levels.last = max(self._levels.last, found[-1][0] * LEVEL_GAP)
+        return out
+
+    def _probes(self, sizes: dict[str, int] | None = None) -> set[tuple[str, tuple[int, ...]]]:
+        """The indexes the plans look up (only those of the join orders taken with ``sizes``)."""
+        plans = [*self._plans, *([self._query_plan] if self._query_plan else []), *(d[0] for d in filter(None, self._deletions))]
+        return {probe for plan in plans for probe in plan.probes(sizes)}
 
     def _materialized_live(self, state: dict[str, Relation], ins, dele) -> dict:
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
@@ -268,6 +321,8 @@ class Monitor:
         result = (plan if mixed else without).run({**env, **out}, self._levels.numbering(checked.heads, (INS, RED)))
         for p in checked.heads:
             levels = self._levels[p]
+            if isinstance(levels, Levelled):
+                continue  # the row and its level leave together when the commit is applied (_advance_live)
             for row in result.get(MINUS + p, ()):
                 del levels[row]
         return result
@@ -289,35 +344,66 @@ class Monitor:
         self._live = (version + 1, state)
 
     def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
-        """Algorithm 3 over the kept base relations: the maintenance rules, then the query rules
-        for the questions they asked, until no new question is asked."""
+        """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
+        Q for the questions M asked, until no new question is asked. Both are continued
+        (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
+        the old tuples Q rederived that answer a question M asked (M joins ``p`` only on bindings
+        it asked about — each literal over ``p`` follows its magic rule — so the others, such as
+        a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; a
+        later question may take them). A stratum of M reading the new tuples only positively is
+        continued from them, one reading them under ``not``, such as (E1), evaluated again."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
-        old: dict = {}
+        old = {p: Relation() for p in self.derived}  # the old state passed to M, grown in place
+        answers: dict | None = None  # Q's state
         out: dict[str, tuple] = {}
         for (layer, compiled), plan, inputs in zip(self.layers, self._plans, self._inputs):
             if not any(len(deltas.get(p, ())) for p in inputs):
                 continue
             magic = [p for p in compiled.derived if p.startswith("m_")]
-            while True:
-                result = plan.run({**base, **{p: old[p] for p in self.derived if p in old}, **deltas})
-                fresh = False
-                for m in magic:
-                    known = asked.setdefault(m, Relation())
-                    for row in result.get(m, ()):
-                        fresh = known.add(row) or fresh
-                if not fresh or self._query_plan is None:
+            result = plan.run({**base, **old, **deltas})
+            while self._query_plan is not None:
+                fresh = {m: [r for r in result.get(m, ()) if asked.setdefault(m, Relation()).add(r)] for m in magic}
+                fresh = {m: rows for m, rows in fresh.items() if rows}
+                if not fresh:
                     break
-                old = self._rederive_live(base, asked)
+                if answers is None:
+                    answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}})  # copies: resume adds to them
+                else:
+                    self._query_plan.resume(answers, fresh)
+                gained = self._matching(answers, asked, old)  # new questions may have old answers
+                if not gained:
+                    break  # M reads nothing new: it asks nothing new
+                plan.resume(result, gained)
             for pred in layer.derived:
                 plus, minus = result.get(PLUS + pred, Relation()), result.get(MINUS + pred, Relation())
                 deltas[INS + pred], deltas[DEL + pred] = plus, minus
                 out[pred] = (plus.rows, minus.rows)
         return out
 
-    def _rederive_live(self, base: dict[str, Relation], asked: dict[str, Relation]) -> dict:
-        """The old tuples the magic facts ask for: Q over the base relations."""
-        return self._query_plan.run({**base, **asked})
+    def _matching(self, answers: dict, asked: dict[str, Relation], old: dict[str, Relation]) -> dict[str, list]:
+        """The tuples in Q's ``answers`` that answer a question in ``asked`` (looked up by the
+        bound arguments in each predicate holding answers) and are not in ``old`` yet."""
+        gained: dict[str, list] = {}
+        for pred, questions in self._asks.items():
+            sources = [answers[a] for a in self._sources.get(pred, ()) if a in answers]
+            if not sources:
+                continue
+            known, found, arity = old[pred].rows, [], self.rules.signatures[pred]
+            for m, positions in questions:
+                keys = asked.get(m)
+                if not keys:
+                    continue
+                for key in keys.rows:
+                    for rel in sources:
+                        if len(positions) == arity:  # every argument bound
+                            rows = (key,) if key in rel.rows else ()
+                        else:
+                            rows = rel.lookup(positions, key) if positions else rel.rows
+                        found += [row for row in rows if row not in known]
+            if found:
+                gained[pred] = found
+        return gained
 
     def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
         """The base relations over one dictionary (which also holds the rules' constants, so that
@@ -469,46 +555,42 @@ def _old_relations(compiled: Program) -> set[str]:
 
 
 def _query_rules(rules: Program, magic: Iterable[str]) -> Program:
-    """Q of Algorithm 3: the magic-set rewriting of ``rules`` for every adorned question the
-    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself.
+    """Q of Algorithm 3: one magic-set rewriting of ``rules`` for every adorned question the
+    maintenance rules ask (``m_<adornment>__p``), answering into ``p`` itself, each transitive
+    closure asked in its linear form and a closure question with both arguments bound asked as
+    its ``bf`` part (:func:`~nablog.transforms.magic.answer_rules`). Should the rewriting not be
+    stratified, the original rules are evaluated in full instead (sound, only slower)."""
+    from ..transforms.magic import answer_rules
 
-    Each question is rewritten by :func:`nablog.transforms.magic.magic_sets`; the rewrites share
-    their adorned and magic predicates (same meaning), their supplementary ones are kept apart.
-    Should the union not be stratified, the original rules are evaluated in full instead (sound,
-    only slower).
-    """
-    from ..transforms.magic import magic_sets
-
-    arities = rules.signatures
-    out: list[Rule] = []
-    for k, name in enumerate(sorted(set(magic)), 1):
-        adorn, pred = name[2:].split("__", 1)
-        query = Atom(pred, tuple(_BOUND if a == "b" else Var(f"V{i + 1}") for i, a in enumerate(adorn)))
-        assert len(adorn) == arities[pred]
-        rewrite = magic_sets(rules, query)
-        prefix = f"q{k}_"
-        for rule in rewrite.program.rules:
-            if rule.is_fact() and _BOUND in rule.head[0].args:
-                continue  # the seed: the maintenance rules supply these facts
-            out.append(_rename_sup(rule, prefix))
-        if rewrite.answer.pred != pred:
-            args = tuple(Var(f"V{i + 1}") for i in range(len(adorn)))
-            out.append(Rule((Atom(pred, args),), (Literal(Atom(rewrite.answer.pred, args)),)))
-    seen: set[Rule] = set()
-    program = Program(tuple(r for r in out if not (r in seen or seen.add(r))))
     try:
+        program = answer_rules(rules, magic)
         analyze(program)
     except AnalysisError:
         return rules
     return program
 
 
-def _rename_sup(rule: Rule, prefix: str) -> Rule:
-    def fix(atom: Atom) -> Atom:
-        return Atom(prefix + atom.pred, atom.args, atom.loc) if atom.pred.startswith("sup") else atom
+def _question(magic: str) -> tuple[str, tuple[int, ...]]:
+    """``m_<adornment>__p``: ``p`` and the argument positions the adornment binds."""
+    adorn, pred = magic[2:].split("__", 1)
+    return pred, tuple(i for i, a in enumerate(adorn) if a == "b")
 
-    body = tuple(Literal(fix(b.atom), b.positive) if isinstance(b, Literal) else b for b in rule.body)
-    return Rule(tuple(fix(h) for h in rule.head), body, rule.loc)
+
+def _answer_sources(queries: Program, derived: frozenset[str]) -> dict[str, str]:
+    """Q's predicates holding answers for a derived predicate ``p``: the ``a_<adornment>__p`` its
+    copy rules ``p(V..) :- a_<adornment>__p(V..).`` read, and ``p`` itself where Q evaluates it
+    in full."""
+    out: dict[str, str] = {}
+    for rule in queries.rules:
+        head = rule.head[0]
+        if head.pred not in derived:
+            continue
+        body = rule.body[0] if len(rule.body) == 1 else None
+        if isinstance(body, Literal) and body.positive and body.atom.pred.startswith("a_") and body.atom.args == head.args:
+            out[body.atom.pred] = head.pred
+        else:
+            out[head.pred] = head.pred
+    return out
 
 
 __all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]

@@ -64,12 +64,13 @@ def test_key_sets_and_binary_searches_everywhere(monkeypatch, bitmap_bytes, prog
     # 2 M keys, and joins on one column read id_starts when the dictionary is small: force key
     # sets (bitmap or Bloom filter) from the first round, tiny batches, and binary searches for
     # every join, on small data.
-    import nablog.engines.keysets as keysets
     import nablog.engines.evaluator as evaluator
+    import nablog.engines.joins as joins
+    import nablog.engines.keysets as keysets
 
     monkeypatch.setattr(evaluator, "HASH_ROUND", 1)
     monkeypatch.setattr(evaluator, "HASH_MIN", 0)
-    monkeypatch.setattr(evaluator, "STARTS_MIN", -(10**9))
+    monkeypatch.setattr(joins, "STARTS_MIN", -(10**9))
     monkeypatch.setattr(evaluator, "DEDUP_KEYS", 3)  # heads deduplicated (and new ones compacted) every 3 keys
     monkeypatch.setattr(keysets, "BITMAP_BYTES", bitmap_bytes)
     monkeypatch.setattr(keysets, "BITMAP_BITS_PER_KEY", 16 if bitmap_bytes else 0)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...lang import Comparison, DataError, Literal, Rule, Var
-from ...lang.ast import Aggregate, Interval
+from ...lang.ast import Aggregate
 
 if TYPE_CHECKING:
     import pyarrow as pa
