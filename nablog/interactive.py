@@ -37,8 +37,9 @@ def columns(realizations: list[Realization], first: int, width: int) -> list[str
         if r.family is not None:
             # The condition is what tells the members apart: wrapped, not cut at the column's end.
             lines += textwrap.wrap(f"where {r.family.condition}", col, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
-        lines.append("  side effects:" if r.side_effects else "  no side effects")
-        lines += [f"    {line}" for line in r.side_effects.lines()]
+        effects = r.side_effects.lines()  # once: a large lazy update is computed per ask
+        lines.append("  side effects:" if effects else "  no side effects")
+        lines += [f"    {line}" for line in effects]
         blocks.append([_fit(line, col) for line in lines])
     height = max(len(b) for b in blocks)
     return [" | ".join(b[k].ljust(col) if k < len(b) else " " * col for b in blocks).rstrip() for k in range(height)]
@@ -117,8 +118,9 @@ def choose(
         if values:
             chosen = chosen.substitute(values)
         out.write("\nchanges to write:\n" + "\n".join(f"  {line}" for line in chosen.changes.lines()) + "\n")
-        if chosen.side_effects:
-            out.write("side effects:\n" + "\n".join(f"  {line}" for line in chosen.side_effects.lines()) + "\n")
+        effects = chosen.side_effects.lines()
+        if effects:
+            out.write("side effects:\n" + "\n".join(f"  {line}" for line in effects) + "\n")
         if read("apply these changes? [y/N] ").strip().lower() in ("y", "yes"):
             return chosen
         out.write("not applied.\n")

@@ -41,6 +41,7 @@ from starlette.routing import Route
 from ..database import Database
 from ..lang import NablogError, parse_atom
 from ..views.monitor import MODES
+from ..views import subscriptions
 from ..views.subscriptions import rows_json
 
 HISTORY = 10_000  # messages kept per channel for resuming
@@ -333,6 +334,8 @@ def serve(
     # A server answers many requests over one state: the tables every proposal reads are built
     # before it listens, not in its first client's request.
     db.prepare()
+    # The process lives as long as its database: a monitor's kept state may leave the collector.
+    subscriptions.FREEZE_KEPT_STATE = True
     app = create_app(db, token, token_for_reads)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
     shown = f"[{host}]" if family == socket.AF_INET6 else host

@@ -78,7 +78,12 @@ class Update:
         if later is None:
             return self
         done = later()._known()
-        if sum(done.count()) <= KEPT_EFFECTS:
+        counts = done.count()
+        if sum(counts) > KEPT_EFFECTS:
+            # Not kept: its counts are, so that ``bool`` before ``lines()`` (how every printer
+            # asks) computes it once, not twice.
+            self._counts = counts
+        else:
             # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
             # threads asking at once compute the same update twice, which is harmless.
             self._insert, self._delete, self._gained, self._lost, self._omit = done._insert, done._delete, done._gained, done._lost, done._omit
@@ -234,16 +239,17 @@ class Realization:
         else:
             out = [f"{self.size} change" + ("" if self.size == 1 else "s") + ":"]
         out += [f"  {line}" for line in self.changes.lines()] or ["  (none)"]
+        effects = self.side_effects.lines()  # once: a large lazy update is computed per ask
         if self.family is not None:
             out.append(f"where {self.family.condition}")
             first = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, self.family.bindings[0]))
             out.append(f"(--set {self.family.parameter.name}=VALUE picks one, --expand lists them)")
-            if self.side_effects:
+            if effects:
                 out.append(f"side effects on views, for {first}:")
-                out += [f"  {line}" for line in self.side_effects.lines()]
-        elif self.side_effects:
+                out += [f"  {line}" for line in effects]
+        elif effects:
             out.append("side effects on views:")
-            out += [f"  {line}" for line in self.side_effects.lines()]
+            out += [f"  {line}" for line in effects]
         else:
             out.append("no side effects on other views")
         if self.fresh:
@@ -410,7 +416,10 @@ class Verifier:
         counted, and computed (one re-evaluation) whenever they are asked for: moving a department
         head at the top of an org chart changes almost everyone's chain of command, and keeping
         that for each of hundreds of realizations took gigabytes nobody reads before picking one
-        (issue 16). Without ``verified``, nothing is evaluated until they are asked for."""
+        (issue 16). Without ``verified``, nothing is evaluated until they are asked for. A lazy
+        update holds this verifier, and so its state's model, for as long as it is kept: a
+        proposal kept across commits keeps the state it was made on (its effects stay relative
+        to that state, as they must)."""
         requested = {(a.pred, tuple(a.args)) for a in (*self.request.insert, *self.request.delete)}
 
         def compute() -> Update:

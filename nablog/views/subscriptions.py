@@ -129,6 +129,13 @@ class Subscription:
             self._hub.remove(self)
 
 
+FREEZE_KEPT_STATE = False
+"""Whether :meth:`Hub.add` freezes the heap (``gc.freeze``) once a monitor's kept state is built,
+so later full collections skip it. Only a process that keeps its database for its whole life
+should: frozen objects are never collected, so a dropped database and its kept state would
+stay (a subscription and its hub point at each other). ``nablog serve`` sets it."""
+
+
 class Hub:
     """The subscriptions of one database, and the monitors that serve them (one per mode and set of
     views, compiled when the set changes)."""
@@ -219,11 +226,12 @@ class Hub:
             # The kept state is built and long-lived: one full collection now, because the objects
             # its construction promoted bring the collector's next full pass near, and that pass
             # (30-80 ms over the whole process heap) would land inside some later commit — the
-            # rare commits whose CPU time was 60x the median. Then the survivors — the kept state
-            # above all, 10^7 tuples on a dense closure — are frozen out of later collections:
-            # each full pass walked them all (the p99 blowups of inserts on G(5000, 0.001)).
+            # rare commits whose CPU time was 60x the median. Then, in a server, the survivors — the
+            # kept state above all, 10^7 tuples on a dense closure — are frozen out of later
+            # collections: each full pass walked them all (see FREEZE_KEPT_STATE).
             gc.collect()
-            gc.freeze()
+            if FREEZE_KEPT_STATE:
+                gc.freeze()
 
     def remove(self, subscription: Subscription) -> None:
         with self._lock:

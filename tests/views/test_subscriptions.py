@@ -190,3 +190,17 @@ def test_commits_with_a_subscriber_keep_answers_and_model_exact(program, facts, 
     for v, sub in subs.items():
         assert replay(drain(sub)) == set(before[v]), v
     assert {p: set(db.model()[p]) for p, _ in DERIVED} == {p: set(before[p]) for p, _ in DERIVED}
+
+
+def test_a_dropped_database_frees_its_subscriptions_state():
+    """Subscribing must not pin the process heap (gc.freeze is for `nablog serve` only): a dropped
+    database's hub and monitors, kept state included, are collected."""
+    import gc
+    import weakref
+
+    db = Database.from_text("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y). edge(a,b). edge(b,c).")
+    sub = db.subscribe("closure(X, Y)")
+    hub = weakref.ref(db._hub)
+    del db, sub
+    gc.collect()
+    assert hub() is None
