@@ -13,8 +13,8 @@ commit-to-subscriber latency.
    closure pairs; a sparse random graph; a small sparse graph the pydbsp peer can load), with 1,
    10 and 100 subscribers: the time from calling ``commit`` to the last subscriber holding its
    message (p50, p99), per mode. One database per mode: its kept state is built once, by the
-   first subscription, and serves the streams of 1, 10 and 100 subscribers (each a fresh stream
-   from the current graph; the first is the one the peers run). Sparse graphs: subscribers to
+   first subscription, and serves the streams of 1, 10 and 100 subscribers (the peers' stream
+   each time, undone untimed after each, so the counts time the same commits on the same graph). Sparse graphs: subscribers to
    ``closure(X, Y)``, modes materialized, rod and dred. G(n, p): subscriber i asks
    ``closure(h_i, Y)`` (a whole-view snapshot of 24.7 M pairs costs ~40 s and 4 GB a
    subscriber), materialized only (``--gnp-rod`` adds rod), and one insert commit is profiled
@@ -192,22 +192,23 @@ def stream(edges: set, count: int, seed: int = 11) -> list[tuple[str, tuple[int,
 
 def subscribed_streams(edges: set, mode: str, counts: tuple[int, ...], commits: int, query) -> Iterator[tuple[int, dict[str, list[float]], set]]:
     """One database per mode, its kept state built once (by the first subscription) and reused:
-    subscribers are added up to each of ``counts`` (subscriber i asks ``query(i)``), then a fresh
-    stream of ``commits`` single-edge commits from the current graph is timed. Yields the count,
-    per kind of operation the commit-to-last-subscriber times (seconds) and the committing
-    thread's CPU time per commit (``cpu``: wall time less what the shared machine's scheduler
-    gave other processes), and the graph after the stream."""
+    subscribers are added up to each of ``counts`` (subscriber i asks ``query(i)``), then the same
+    stream of ``commits`` single-edge commits (the peers' stream) is timed, and undone untimed, so
+    that every subscriber count times the same commits on the same graph. Yields the count, per
+    kind of operation the commit-to-last-subscriber times (seconds) and the committing thread's
+    CPU time per commit (``cpu``: wall time less what the shared machine's scheduler gave other
+    processes), and the database."""
     db = Database.from_text(CLOSURE + "\n#base edge/2.", facts={"edge": edges})
     db.model()
     got: list[float] = []
-    current, subscribed = set(edges), 0
+    subscribed = 0
+    ops = stream(edges, commits)
     for count in counts:
         while subscribed < count:
             db.subscribe(query(subscribed), mode=mode, callback=lambda m: got.append(time.perf_counter()))
             subscribed += 1
         out: dict[str, list[float]] = {"insert": [], "delete": [], "cpu insert": [], "cpu delete": [], "messages": []}
-        # The first stream is the one the peers run (stream()'s default seed).
-        for kind, (a, b) in stream(current, commits, seed=11 if count == counts[0] else 11 + count):
+        for kind, (a, b) in ops:
             del got[:]
             atom = f"edge({a}, {b})"
             start, cpu = time.perf_counter(), time.thread_time()
@@ -215,7 +216,9 @@ def subscribed_streams(edges: set, mode: str, counts: tuple[int, ...], commits: 
             out["cpu " + kind].append(time.thread_time() - cpu)
             out[kind].append((max(got) if got else time.perf_counter()) - start)
             out["messages"].append(len(got))
-            current = current | {(a, b)} if kind == "insert" else current - {(a, b)}
+        for kind, (a, b) in reversed(ops):
+            atom = f"edge({a}, {b})"
+            db.commit([atom] if kind == "delete" else [], [atom] if kind == "insert" else [])
         yield count, out, db
 
 

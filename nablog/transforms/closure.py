@@ -65,8 +65,7 @@ def closures(program: Program) -> dict[str, Closure]:
     docstring), by name."""
     by_head: dict[str, list[Rule]] = {}
     for rule in program.rules:
-        if not rule.is_fact():
-            by_head.setdefault(rule.head[0].pred, []).append(rule)
+        by_head.setdefault(rule.head[0].pred, []).append(rule)
     uses = {p: {b.atom.pred for r in rules for b in r.body if isinstance(b, Literal)} for p, rules in by_head.items()}
     out = {}
     for pred, rules in by_head.items():

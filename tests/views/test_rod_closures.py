@@ -68,8 +68,7 @@ def test_a_continued_run_equals_a_run_over_the_union(program, first, more):
     want = PythonEngine().evaluate(program, {p: first[p] | more[p] for p in first})
     for pred in program.derived:
         assert set(env[pred]) == set(want.get(pred, ())), pred
-        if pred in gained:
-            assert set(gained[pred]) == set(env[pred]) - before.get(pred, set()), pred
+        assert set(gained.get(pred, ())) == set(env[pred]) - before.get(pred, set()), pred
 
 
 def test_resume_continues_a_closure_and_evaluates_a_negation_again():
