@@ -17,7 +17,6 @@ import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..lang import DataError, Delta, NablogError
-from .base import FactSource, PendingFile, fsync_directory, prepare_file, tmp_path
+from .base import FactSource, PendingFile, fsync_directory, prepare_file
 from .factsfile import FactsFile
 from .history import History
 from .sqlitedb import SqliteDatabase
