@@ -335,16 +335,21 @@ class Stores:
         ``"rolled back"``, or None when there was none."""
         journal_path = self.state / "journal.json"
         if not journal_path.exists():
+            if self._strays():
+                with self.locked():
+                    self._remove_strays()
             return None
         with self.locked():
             try:
                 journal = json.loads(journal_path.read_text(encoding="utf-8"))
             except FileNotFoundError:
+                self._remove_strays()
                 return None  # finished by the writer we waited for
             except ValueError:
                 journal = None  # torn before its first fsync completed: nothing was staged
             if journal is None:
                 journal_path.unlink()
+                self._remove_strays()
                 return "rolled back"
             record = self.state / "commit"
             committed = record.exists() and record.read_text(encoding="utf-8").strip() == journal["tag"]
@@ -355,6 +360,22 @@ class Stores:
             self._rollback(journal)
             return "rolled back"
 
+    def _strays(self) -> list[str]:
+        """Temporary files of the journal and the commit record in ``.nablog/`` (``.journal.json.<tag>.tmp``,
+        ``.commit.<tag>.tmp``): a writer killed while writing one, before its rename, leaves it,
+        and no journal names it. Only a writer holding the lock writes them."""
+        try:
+            names = os.listdir(self.state)
+        except OSError:
+            return []
+        return [n for n in names if n.startswith((".journal.json.", ".commit.")) and n.endswith(".tmp")]
+
+    def _remove_strays(self) -> None:
+        """Remove :meth:`_strays` (under the lock: then no writer is writing one)."""
+        for name in self._strays():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.state / name)
+
     # -- the protocol ---------------------------------------------------------------------------
 
     def _run(self, plans, entry, basis, *, restore=(), entries=None, drop=(), writers={}) -> None:
@@ -363,7 +384,7 @@ class Stores:
         directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
                              | {str(Path(t).resolve().parent) for t in [*(t for t, _ in restore), *writers]} | {str(self.state)})
         journal = {"tag": tag, "directories": directories, "files": [], "sqlite": [], "cleanup": []}
-        self._write_journal(journal)
+        self._write_journal(journal, tag)
         self._step("begin")
         pending: list[PendingFile] = []
         files: list[dict] = []
@@ -409,11 +430,11 @@ class Stores:
             log = prepare_file(self.history.path, lambda f: f.write(text), tag)
             journal["files"].append({"op": "replace", "tmp": _absolute(log.tmp), "target": _absolute(log.target)})
         journal["cleanup"] = [str(self.state / "undo" / d["tag"]) for d in drop if d.get("tag")]
-        self._write_journal(journal)
+        self._write_journal(journal, tag)
         self._step("journal")
         self._check_basis(basis)
         self._step("check")
-        _write_durably(self.state / "commit", tag.encode())
+        _write_durably(self.state / "commit", tag.encode(), tag)
         self._step("commit record")
         done: list[str] = []
         try:
@@ -480,9 +501,9 @@ class Stores:
             os.unlink(self.state / "journal.json")
         fsync_directory(self.state)
 
-    def _write_journal(self, journal: dict) -> None:
+    def _write_journal(self, journal: dict, tag: str) -> None:
         self.state.mkdir(exist_ok=True)
-        _write_durably(self.state / "journal.json", json.dumps(journal, ensure_ascii=False).encode("utf-8"))
+        _write_durably(self.state / "journal.json", json.dumps(journal, ensure_ascii=False).encode("utf-8"), tag)
 
     def _check_basis(self, basis: str | None) -> None:
         if basis is not None and basis != self.fingerprint():
@@ -553,8 +574,10 @@ def _absolute(path: Path) -> str:
     return str(path.absolute().parent.resolve() / path.name)
 
 
-def _write_durably(path: Path, data: bytes) -> None:
-    prepare_file(path, lambda f: f.write(data)).commit()
+def _write_durably(path: Path, data: bytes, tag: str) -> None:
+    """Replace ``path`` by ``data``, fsynced; its temporary file is named with the commit's ``tag``,
+    so that taking the commit back removes it (:meth:`Stores._rollback`)."""
+    prepare_file(path, lambda f: f.write(data), tag).commit()
 
 
 def _holder(fd: int) -> str:
