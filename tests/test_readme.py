@@ -24,6 +24,8 @@ The convention, for everyone who adds a block to README.md:
     PostgreSQL server, a running ``nablog serve``, a browser) registers its setup there: a
     function of the directory and the environment that starts what is needed and returns a
     function that stops it (or None). An unknown name fails the test.
+  - ``slow`` (after ``;``, e.g. ``<!-- readme-test: needs=shared-data; slow -->``): the case is
+    marked ``slow`` (``-m 'not slow'`` leaves it out; ``make test`` runs it).
 
 docs/design.md (README examples) says the same.
 """
@@ -59,6 +61,14 @@ class Block:
     info: str
     lines: tuple[str, ...]
     marker: str | None
+
+    def item(self, name: str) -> str | None:
+        """The marker's item ``name`` (``illustrative``, ``needs``, ``slow``): its text after ``:`` or ``=``, or None."""
+        for part in (self.marker or "").split(";"):
+            key, _, value = part.strip().partition(":" if part.strip().startswith("illustrative") else "=")
+            if key.strip() == name:
+                return value.strip()
+        return None
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -167,12 +177,13 @@ def test_markers_are_known():
     for b in BLOCKS:
         if b.marker is None:
             continue
-        if b.marker.startswith("illustrative"):
-            assert b.marker.partition(":")[2].strip(), f"README.md:{b.line}: say why the block is illustrative"
-        else:
-            assert b.marker.startswith("needs="), f"README.md:{b.line}: unknown marker {b.marker!r}"
-            unknown = set(b.marker[len("needs="):].split(",")) - set(NEEDS)
-            assert not unknown, f"README.md:{b.line}: no setup named {sorted(unknown)} in tests/test_readme.py NEEDS"
+        for part in b.marker.split(";"):
+            part = part.strip()
+            assert part == "slow" or part.startswith(("illustrative", "needs=")), f"README.md:{b.line}: unknown marker item {part!r}"
+        if b.item("illustrative") is not None:
+            assert b.item("illustrative"), f"README.md:{b.line}: say why the block is illustrative"
+        unknown = set(filter(None, (b.item("needs") or "").split(","))) - set(NEEDS)
+        assert not unknown, f"README.md:{b.line}: no setup named {sorted(unknown)} in tests/test_readme.py NEEDS"
 
 
 def test_matches():
@@ -183,15 +194,17 @@ def test_matches():
     assert matches(["a  "], ["a"])
 
 
-@pytest.mark.parametrize("block", CONSOLE, ids=[f"README.md:{b.line}" for b in CONSOLE])
+RUN = [b for b in CONSOLE if b.item("illustrative") is None]
+
+
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, marks=[pytest.mark.slow] if b.item("slow") is not None else [], id=f"README.md:{b.line}") for b in RUN]
+)
 def test_console_block(block: Block, tmp_path: Path):
-    if block.marker and block.marker.startswith("illustrative"):
-        return
     root, env = _workspace(tmp_path)
     stops = []
-    if block.marker and block.marker.startswith("needs="):
-        for name in block.marker[len("needs="):].split(","):
-            stops.append(NEEDS[name](root, env))
+    for name in filter(None, (block.item("needs") or "").split(",")):
+        stops.append(NEEDS[name](root, env))
     try:
         for command, expected in commands(block):
             done = subprocess.run(
