@@ -50,7 +50,7 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 from .transforms.flatten import flatten
-from .views.mediator import Mediator, is_mediated
+from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
@@ -373,6 +373,8 @@ class Database:
         """
         if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
             return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
+        if method in DELETION_METHODS:
+            raise NablogError(f"{method} maintains mediated views", hint="this program has no constrained rule: choose incremental, rules, maintenance or rod")
         from .solver import parse_request
         from .views import propagate
 

@@ -13,6 +13,7 @@ from ..engines import ENGINES
 from ..lang import NablogError
 from ..solver import CANDIDATE_POLICIES, METHODS
 from ..views import METHODS as PROPAGATION_METHODS
+from ..views.mediator import DELETION_METHODS
 from ..views.monitor import MODES as MAINTENANCE_MODES
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -178,7 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
+    propagate.add_argument(
+        "--method",
+        choices=PROPAGATION_METHODS + DELETION_METHODS,
+        default="incremental",
+        help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) "
+        "or Rederivation on Demand with no view kept (rod); a mediated program's deletions: Straight Delete (stdel, what incremental means there), "
+        "Extended DRed (dred) or recomputation (recompute)",
+    )
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
 
     undo = commands.add_parser(
