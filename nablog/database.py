@@ -147,16 +147,24 @@ class Database:
         stores = Stores(paths, sources) if (paths or sources) else None
         if stores is not None:
             stores.recover()  # a commit a killed process left is finished or taken back first
-        program = parse_files(paths)
-        facts: dict[str, set[tuple]] = {}
-        for source in sources:
-            for pred, rows in source.load().items():
-                facts.setdefault(pred, set()).update(rows)
+
+        def read():
+            program = parse_files(paths)
+            facts: dict[str, set[tuple]] = {}
+            for source in sources:
+                for pred, rows in source.load().items():
+                    facts.setdefault(pred, set()).update(rows)
+            return program, facts, 0 if stores is None else stores.version()
+
+        if stores is None:
+            basis, (program, facts, version) = None, read()
+        else:
+            basis, (program, facts, version) = stores.read_consistently(read)
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
         db.stores = stores
-        db._version = db._stored_version()
-        db.basis = db.fingerprint()
+        db._version = version
+        db.basis = basis or db.fingerprint()
         return db
 
     @classmethod
@@ -521,7 +529,7 @@ class Database:
         self._index = None
         self._python_violations = None
         self._version += 1
-        self.basis = self.fingerprint()
+        self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:
             self._hub.publish(self._version, notify)
         return induced_update(gained, lost)
@@ -558,9 +566,6 @@ class Database:
         for a database read from files, written in each commit, so numbering continues across
         restarts and crashes."""
         return self._version
-
-    def _stored_version(self) -> int:
-        return 0 if self.stores is None else self.stores.version()
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.

@@ -15,16 +15,17 @@ from .output import Progress, print_proposal, print_realization, print_reasons, 
 
 
 def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
-    options = {"master": args.master} if args.engine == "spark" and args.master else {}
+    engine = getattr(args, "engine", "python")  # undo evaluates nothing: it has no --engine
+    options = {"master": args.master} if engine == "spark" and args.master else {}
     progress = Progress.for_terminal()
-    if progress and args.engine == "python":
+    if progress and engine == "python":
         options["progress"] = progress
     from ..sql import is_url
 
     if files and is_url(files[0]):  # a SQL database: its URL, then program files adding rules
-        db = Database.connect(files[0], *files[1:], engine=args.engine, strict=getattr(args, "strict", False), **options)
+        db = Database.connect(files[0], *files[1:], engine=engine, strict=getattr(args, "strict", False), **options)
     else:
-        db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
+        db = Database.from_files(*files, data=args.data, engine=engine, header=args.header, strict=getattr(args, "strict", False), **options)
     for warning in db.warnings:
         warn(warning)
     return db
