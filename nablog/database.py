@@ -177,13 +177,13 @@ class Database:
         are listed in :attr:`warnings`."""
         from .sql.open import open_url, refusal_warnings
 
-        program, facts, store, refused = open_url(url, paths)
+        program, facts, store, refused, basis, version = open_url(url, paths)
         db = cls(program, facts, engine, **options)
         db.warnings = refusal_warnings(refused) + db.warnings
         db.program_paths = [Path(p) for p in paths]
         db.stores = store  # type: ignore[assignment]  # a SqlStore answers what Database asks of Stores
-        db._version = store.version()
-        db.basis = db.fingerprint()
+        db._version = version
+        db.basis = basis
         return db
 
     def _sql_request(self, request):

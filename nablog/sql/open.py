@@ -21,7 +21,7 @@ def text_ordered(store: SqlStore) -> bool:
 
 
 def open_url(url: str, paths: Sequence[str | Path] = ()):
-    """``(program, facts, store, refused)`` for the database at ``url`` and the program files
+    """``(program, facts, store, refused, basis, version)`` for the database at ``url`` and the program files
     ``paths`` (rules and constraints added to what the database declares)."""
     store = SqlStore(url)
     refused: list[Untranslatable] = []
@@ -31,8 +31,8 @@ def open_url(url: str, paths: Sequence[str | Path] = ()):
     statements += translation.statements
     store.relations_by_name = {**{p: r for p, r in _tables(store).items()}, **translation.relations}
     program = Program(tuple(statements) + parse_files(paths).statements)
-    facts = store.load()
-    return program, facts, store, refused
+    basis, (facts, version) = store.read_consistently(lambda: (store.load(), store.version()))
+    return program, facts, store, refused, basis, version
 
 
 def _tables(store: SqlStore):

@@ -53,6 +53,7 @@ class SqlStore:
                                 where=self.url.text, hint="rename one: nablog names relations in lower case")
             self.tables[pred] = table
         self.program_paths: list = []
+        self.settled: str | None = None  # the fingerprint after the last commit or undo (what Database asks)
 
     # -- the connection ---------------------------------------------------------------------------
 
@@ -151,11 +152,27 @@ class SqlStore:
         begin = {"postgres": "BEGIN ISOLATION LEVEL SERIALIZABLE", "sqlite": "BEGIN IMMEDIATE", "duckdb": "BEGIN TRANSACTION"}[self.url.dialect]
         self._execute(begin)
 
+    def read_consistently(self, read):
+        """``read()`` and the fingerprint of the data it read, both in one read transaction (one
+        snapshot: REPEATABLE READ on PostgreSQL), so the fingerprint names what was read."""
+        begin = {"postgres": "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "sqlite": "BEGIN", "duckdb": "BEGIN TRANSACTION"}[self.url.dialect]
+        self._execute(begin)
+        try:
+            result = read()
+            basis = self.fingerprint()
+        finally:
+            self._execute("ROLLBACK")
+        return basis, result
+
     def _transaction(self, body):
         self._begin()
         try:
             result = body()
+            if self.url.dialect != "sqlite":
+                self.settled = self.fingerprint()  # the state this transaction leaves (its own snapshot)
             self._execute("COMMIT")
+            if self.url.dialect == "sqlite":
+                self.settled = self.fingerprint()  # the file as this commit left it
             return result
         except BaseException as e:
             try:
