@@ -167,6 +167,36 @@ class Database:
         db.basis = basis or db.fingerprint()
         return db
 
+    @classmethod
+    def connect(cls, url: str, *paths: str | Path, engine: str | Engine = "python", **options) -> "Database":
+        """A database kept in PostgreSQL, SQLite or DuckDB (``postgresql://…``, ``sqlite:///path.db``,
+        ``duckdb:///path.duckdb``): its tables are the base relations, its keys, foreign keys and
+        CHECKs the constraints, its SQL views the rules (:mod:`nablog.sql`); program files
+        ``paths`` add rules and constraints. Changes are applied in one transaction of the
+        database, with the undo log in its table ``nablog_log``. Views that cannot be translated
+        are listed in :attr:`warnings`."""
+        from .sql.open import open_url, refusal_warnings
+
+        program, facts, store, refused, basis, version = open_url(url, paths)
+        db = cls(program, facts, engine, **options)
+        db.warnings = refusal_warnings(refused) + db.warnings
+        db.program_paths = [Path(p) for p in paths]
+        db.stores = store  # type: ignore[assignment]  # a SqlStore answers what Database asks of Stores
+        db._version = version
+        db.basis = basis
+        return db
+
+    def _sql_request(self, request):
+        """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
+        from .sql.requests import is_sql_request, sql_request
+
+        if not isinstance(request, str) or not is_sql_request(request):
+            return request
+        store = self.stores if hasattr(self.stores, "relations_by_name") else None
+        if store is None:
+            raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
+        return sql_request(request, store.relations_by_name, store.url.dialect, store)
+
     # -- validation -------------------------------------------------------------------------------
 
     def _check_defined(self, strict: bool) -> list[NablogWarning]:
@@ -308,6 +338,7 @@ class Database:
         """
         from .solver import propose
 
+        request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
             self.rules,
@@ -429,7 +460,7 @@ class Database:
         if not isinstance(change, Delta):
             from .solver import check_before_writing, parse_request
 
-            check_before_writing(self.rules, self.python_model(), change, parse_request(request) if request else None, not self.violations())
+            check_before_writing(self.rules, self.python_model(), change, parse_request(self._sql_request(request)) if request else None, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
             from .solver.propose import check_request

@@ -171,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--interactive", action="store_true", help="browse the realizations and choose at the terminal")
     apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3, or the member of a family, --set D=d42")
     apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
+    apply.add_argument("--sql", action="store_true", help="print the SQL statements the apply would run in its transaction, and apply nothing (a database URL)")
 
     propagate = commands.add_parser(
         "propagate",
@@ -341,7 +342,9 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
 
 
 def _is_request(arg: str) -> bool:
-    return arg[:1] in "+-" and not is_file(arg)
+    from ..sql.requests import is_sql_request
+
+    return (arg[:1] in "+-" or is_sql_request(arg)) and not is_file(arg)
 
 
 def protections(args: argparse.Namespace) -> list:
