@@ -67,6 +67,12 @@ class SqlStore:
             self._conn.close()
             self._conn = None
 
+    def __del__(self) -> None:  # a server counts its connections: do not leave one open
+        try:
+            self.close()
+        except Exception:
+            pass
+
     def _execute(self, sql: str, params: tuple | list = ()):
         """Run one statement; the cursor (DuckDB's connection is its own cursor)."""
         conn = self.connection()
