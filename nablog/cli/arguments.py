@@ -215,6 +215,23 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
     explain.add_argument("--branches", type=int, metavar="N", help="with --tableau: stop after N open finished branches")
 
+    why = commands.add_parser(
+        "why",
+        help="why a ground atom holds (a least-height proof) or does not (what fails)",
+        description="For a ground ATOM that holds, print a proof of least height: each node a rule "
+        "instance (FILE:LINE), down to base facts; a negated literal shows the atom that is absent, an "
+        "aggregate its value and elements. For an ATOM that does not hold, print for each rule that could "
+        "derive it the literals that fail and the facts that are missing or present, a few levels down.",
+    )
+    _add_database_options(why, atom=True)
+    why.add_argument("--depth", type=_count_argument, metavar="N", help="cut the proof N levels down (a cut node says how to expand it); for why-not, explain missing atoms N levels down (default 3)")
+    why.add_argument("--all", action="store_true", help="list every other derivation of the atom too")
+    why.add_argument("--json", action="store_true", help='print {"atom", "holds", "proof": NODE} or {"atom", "holds": false, "why_not": [...]}')
+    why.add_argument("--dot", metavar="OUT", help="write the explanation in Graphviz format to OUT ('-' for stdout)")
+    why.add_argument("--svg", metavar="OUT", help="write the explanation as an SVG picture to OUT ('-' for stdout); no Graphviz needed")
+    why.add_argument("--fix", action="store_true", help="for an atom that does not hold: the smallest realizations that make it hold (nablog propose FILE '+ATOM.')")
+    _add_proposal_options(why)
+
     repair = commands.add_parser(
         "repair",
         help="find every violation and a minimal correction table; write the repaired data",
