@@ -122,7 +122,7 @@ def _fails(explainer: Explainer, rule: Rule, original: Rule, failure: Failure, d
         return Fails(str(ground_element(element, binding)), "false", instance)
     computed = aggregate_value(element, binding, explainer.index)
     shown = str(ground_element(element, binding))
-    value = "has no value (no elements)" if computed is None else f"is {computed.value}"
+    value = f"is {computed.value}" if computed.value is not None else ("#sup (no elements)" if element.function == "min" else "#inf (no elements)")
     return Fails(shown, f"false: the aggregate {value}", instance)
 
 
