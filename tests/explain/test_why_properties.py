@@ -153,7 +153,8 @@ def check(program: Program, facts: dict) -> None:
                 rule_fails = stack.pop()
                 for fails in rule_fails.fails:
                     stack.extend(fails.why_not)
-                    element = parse(f"ok :- {fails.literal}.").rules[0].body[0]
+                    element = fails.element
+                    assert str(element) == fails.literal
                     if fails.reason == "missing":
                         assert isinstance(element, Literal) and element.positive and not matches(element.atom, model)
                     elif fails.reason == "present":
