@@ -50,10 +50,11 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 from .transforms.flatten import flatten
-from .views.mediator import Mediator, is_mediated
+from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
+    from .explain import Explainer, Why
     from .solver import Proposal, Realization, Request, Update
     from .views.subscriptions import Subscription
 
@@ -122,6 +123,7 @@ class Database:
         self._python_violations: list[Violation] | None = None
         self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
         self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
+        self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -310,6 +312,51 @@ class Database:
             rows = self.model().get(atom.pred, ())
         return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
 
+    # -- explanations -----------------------------------------------------------------------------
+
+    def why(self, atom: str | Atom, depth: int | None = None, all: bool = False) -> "Why":
+        """Why a ground atom holds — a proof of least height, each node a rule instance down to
+        base facts, cut ``depth`` levels down when given; with ``all=True`` every derivation — or,
+        when it does not hold, for each rule that could derive it, what fails
+        (:mod:`nablog.explain`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). q(2). r(1).")
+        >>> print(db.why("p(2)").text())
+        p(2)  <string>:1  p(2) :- q(2), not r(2).
+        ├─ q(2)  fact
+        └─ not r(2)  absent
+        >>> db.why("p(1)").to_json()["why_not"][0]["fails"][0]["literal"]
+        'not r(1)'
+        """
+        from .explain import explain
+
+        atom = self._ground_atom(atom)
+        return explain(self.explainer(), atom, depth=depth, all=all)
+
+    def explainer(self) -> "Explainer":
+        """The proofs over the current model (heights found are kept until the model changes)."""
+        from .explain import Explainer
+
+        model = self.model()
+        if self._explainer is None or self._explainer.model is not model:
+            originals = [s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact()]
+            self._explainer = Explainer(self.rules, model, originals)
+        return self._explainer
+
+    def _ground_atom(self, atom: str | Atom) -> Atom:
+        """A ground atom of a known predicate with the right arity, checked."""
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        if not atom.is_ground():
+            raise QueryError(f"{atom} is not ground", atom.loc, "write a constant for every argument, e.g. p(1, a); to list what matches, use query")
+        model = self.model()
+        arities = {**{p: relation_arity(r) for p, r in model.items() if len(r)}, **self.rules.signatures}
+        if atom.pred not in arities and atom.pred not in model:
+            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, _suggest(atom.pred, arities) or "ask about a predicate that has rules or facts")
+        if atom.pred in arities and arities[atom.pred] != atom.arity:
+            raise QueryError(f"predicate {atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
+        return atom
+
     # -- constraints ------------------------------------------------------------------------------
 
     def constraints(self) -> list[tuple[str, Denial | Requirement]]:
@@ -427,6 +474,8 @@ class Database:
         """
         if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
             return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
+        if method in DELETION_METHODS:
+            raise NablogError(f"{method} maintains mediated views", hint="this program has no constrained rule: choose incremental, rules, maintenance or rod")
         from .solver import parse_request
         from .views import propagate
 

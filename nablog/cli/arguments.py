@@ -13,6 +13,7 @@ from ..engines import ENGINES
 from ..lang import NablogError
 from ..solver import CANDIDATE_POLICIES, METHODS
 from ..views import METHODS as PROPAGATION_METHODS
+from ..views.mediator import DELETION_METHODS
 from ..views.monitor import MODES as MAINTENANCE_MODES
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -179,7 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
+    propagate.add_argument(
+        "--method",
+        choices=PROPAGATION_METHODS + DELETION_METHODS,
+        default="incremental",
+        help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) "
+        "or Rederivation on Demand with no view kept (rod); a mediated program's deletions: Straight Delete (stdel, what incremental means there), "
+        "Extended DRed (dred) or recomputation (recompute)",
+    )
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
 
     undo = commands.add_parser(
@@ -206,6 +214,23 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--tableau", metavar="REQUEST", help="print the update tableau of a view-update request (seed 003): branches, closed/open marks, HS(b) and the minimality test; with --dot OUT, write it in Graphviz format")
     explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
     explain.add_argument("--branches", type=int, metavar="N", help="with --tableau: stop after N open finished branches")
+
+    why = commands.add_parser(
+        "why",
+        help="why a ground atom holds (a least-height proof) or does not (what fails)",
+        description="For a ground ATOM that holds, print a proof of least height: each node a rule "
+        "instance (FILE:LINE), down to base facts; a negated literal shows the atom that is absent, an "
+        "aggregate its value and elements. For an ATOM that does not hold, print for each rule that could "
+        "derive it the literals that fail and the facts that are missing or present, a few levels down.",
+    )
+    _add_database_options(why, atom=True)
+    why.add_argument("--depth", type=_count_argument, metavar="N", help="cut the proof N levels down (a cut node says how to expand it); for why-not, explain missing atoms N levels down (default 3)")
+    why.add_argument("--all", action="store_true", help="list every other derivation of the atom too")
+    why.add_argument("--json", action="store_true", help='print {"atom", "holds", "proof": NODE} or {"atom", "holds": false, "why_not": [...]}')
+    why.add_argument("--dot", metavar="OUT", help="write the explanation in Graphviz format to OUT ('-' for stdout)")
+    why.add_argument("--svg", metavar="OUT", help="write the explanation as an SVG picture to OUT ('-' for stdout); no Graphviz needed")
+    why.add_argument("--fix", action="store_true", help="for an atom that does not hold: the smallest realizations that make it hold (nablog propose FILE '+ATOM.')")
+    _add_proposal_options(why)
 
     repair = commands.add_parser(
         "repair",
