@@ -106,6 +106,13 @@ def run_propose(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
+    if args.why_not is not None:
+        judgement = db.judge_changes(request, args.why_not)
+        sys.stdout.write(json.dumps(judgement.to_json(), ensure_ascii=False) if args.json else judgement.text())
+        sys.stdout.write("\n")
+        return 0
+    if args.why:
+        return print_explained(db, args, request)
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -139,6 +146,25 @@ def run_propose(args: argparse.Namespace) -> int:
     else:
         print_proposal(sys.stdout, proposal, args.expand)
     return 130 if proposal.status == "interrupted" else 0
+
+
+def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
+    """``propose --why``: the proposal, each realization followed by its explanation."""
+    proposal = _propose(db, args, request)
+    explained = [db.why_realization(proposal.request, r) for r in proposal]
+    if args.json:
+        out = proposal.to_json()
+        for item, why in zip(out["realizations"], explained):
+            item["why"] = why.to_json()
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(f"request: {proposal.request}\n{proposal.message}\n")
+    for i, (r, why) in enumerate(zip(proposal, explained), 1):
+        print_realization(sys.stdout, i, r, args.expand)
+        sys.stdout.write("    why:\n" + "".join(f"      {line}\n" for line in why.text().splitlines()))
+    print_reasons(sys.stdout, proposal)
+    return 0
 
 
 def run_apply(args: argparse.Namespace) -> int:
