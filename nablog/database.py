@@ -188,6 +188,27 @@ class Database:
         db.basis = basis
         return db
 
+    def refresh(self) -> "Update | None":
+        """Read what other clients committed since this database was read (a database opened by
+        URL; files are re-read by opening them again): their changes are applied to the facts and
+        the model as a commit (subscribers are told), and the induced update is returned; None
+        when nothing changed. :meth:`propose` and :meth:`query` call it first, so no proposal is
+        computed on a stale state."""
+        stores = self.stores
+        if not hasattr(stores, "relations_by_name"):
+            return None
+        with self._lock:
+            if stores.fingerprint() == self.basis:
+                return None
+            basis, facts = stores.read_consistently(stores.load)
+            changes = {}
+            for pred in set(facts) | set(self._facts):
+                new, old = facts.get(pred, set()), self._facts.get(pred, set())
+                if new != old:
+                    changes[pred] = (new - old, old - new)
+            stores.settled = basis
+            return self._changed(changes)
+
     def _sql_request(self, request):
         """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
         from .sql.requests import is_sql_request, sql_request
@@ -265,6 +286,7 @@ class Database:
         """
         if self.mediator is not None:
             return self.mediator.ground(atom) if ground else self.mediator.query(atom)
+        self.refresh()
         if isinstance(atom, str):
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
@@ -414,6 +436,7 @@ class Database:
         """
         from .solver import propose
 
+        self.refresh()
         request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
