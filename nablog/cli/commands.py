@@ -15,11 +15,17 @@ from .output import Progress, print_proposal, print_realization, print_reasons, 
 
 
 def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
-    options = {"master": args.master} if args.engine == "spark" and args.master else {}
+    engine = getattr(args, "engine", "python")  # undo evaluates nothing: it has no --engine
+    options = {"master": args.master} if engine == "spark" and args.master else {}
     progress = Progress.for_terminal()
-    if progress and args.engine == "python":
+    if progress and engine == "python":
         options["progress"] = progress
-    db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
+    from ..sql import is_url
+
+    if files and is_url(files[0]):  # a SQL database: its URL, then program files adding rules
+        db = Database.connect(files[0], *files[1:], engine=engine, strict=getattr(args, "strict", False), **options)
+    else:
+        db = Database.from_files(*files, data=args.data, engine=engine, header=args.header, strict=getattr(args, "strict", False), **options)
     for warning in db.warnings:
         warn(warning)
     return db
@@ -100,6 +106,13 @@ def run_propose(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
+    if args.why_not is not None:
+        judgement = db.judge_changes(request, args.why_not)
+        sys.stdout.write(json.dumps(judgement.to_json(), ensure_ascii=False) if args.json else judgement.text())
+        sys.stdout.write("\n")
+        return 0
+    if args.why:
+        return print_explained(db, args, request)
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -133,6 +146,25 @@ def run_propose(args: argparse.Namespace) -> int:
     else:
         print_proposal(sys.stdout, proposal, args.expand)
     return 130 if proposal.status == "interrupted" else 0
+
+
+def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
+    """``propose --why``: the proposal, each realization followed by its explanation."""
+    proposal = _propose(db, args, request)
+    explained = [db.why_realization(proposal.request, r) for r in proposal]
+    if args.json:
+        out = proposal.to_json()
+        for item, why in zip(out["realizations"], explained):
+            item["why"] = why.to_json()
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(f"request: {proposal.request}\n{proposal.message}\n")
+    for i, (r, why) in enumerate(zip(proposal, explained), 1):
+        print_realization(sys.stdout, i, r, args.expand)
+        sys.stdout.write("    why:\n" + "".join(f"      {line}\n" for line in why.text().splitlines()))
+    print_reasons(sys.stdout, proposal)
+    return 0
 
 
 def run_apply(args: argparse.Namespace) -> int:
@@ -177,6 +209,11 @@ def run_apply(args: argparse.Namespace) -> int:
             values[name] = text_to_constant(value)
         if values:
             chosen = chosen.substitute(values)
+    if args.sql:
+        if not hasattr(db.stores, "statements"):
+            raise NablogError("--sql needs a database opened by its URL", hint="give postgresql://..., sqlite:///... or duckdb:///...")
+        print("\n".join(db.stores.statements(chosen.delta if hasattr(chosen, "delta") else chosen)))
+        return 0
     update = db.apply(chosen, request=request)
     if args.json:
         json.dump(update.to_json(), sys.stdout, ensure_ascii=False)
