@@ -325,6 +325,10 @@ def run_repair(args: argparse.Namespace) -> int:
     from ..repair.output import print_report, write_repair
 
     db = open_database(args, args.files)
+    if args.policy == "cells":
+        return _repair_cells(args, db)
+    if args.source:
+        raise NablogError("--source weighs the sources of cell values", hint="use it with --policy cells")
     progress = Progress.for_terminal()
     verified = None
     if args.interactive:
@@ -375,3 +379,42 @@ def run_repair(args: argparse.Namespace) -> int:
             sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1
 
+
+def _repair_cells(args: argparse.Namespace, db: Database) -> int:
+    """``nablog repair --policy cells``: replace wrong values; rows keep their identity and order."""
+    from ..repair.cells import repair_cells
+    from ..repair.output import ordered_relations, print_cell_report, write_cell_repair
+
+    for flag, given in (("--interactive", args.interactive), ("--set", args.set), ("--verified", args.verified)):
+        if given:
+            raise NablogError(f"{flag} does not apply to --policy cells", hint="a cell repair inserts no new constants and asks no questions; drop " + flag)
+    if args.format != "csv":
+        raise NablogError("--policy cells writes the repaired relations row-aligned as CSV", hint="drop --format, or repair tuples (--policy subset) to write Parquet")
+    relations = ordered_relations(db)
+    result = repair_cells(
+        db.rules,
+        {p: r.rows for p, r in relations.items()},
+        protect=protections(args),
+        source=args.source,
+        limit=args.enumerate,
+        timeout=args.timeout,
+        engine=db.engine,
+    )
+    if args.out:
+        written = write_cell_repair(args.out, db.program, relations, result.corrections)
+        if not args.json:
+            print(f"wrote {len(written)} files to {args.out} (the repaired relations, row-aligned, and corrections.csv)")
+    if args.json:
+        report = {
+            "consistent": result.consistent,
+            "status": result.status,
+            "violations_before": result.violations_before,
+            "corrections": [c.to_json() for c in result.corrections],
+            "left": [{"constraint": name, "violation": text} for name, text in result.left],
+            "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
+        }
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_cell_report(sys.stdout, result)
+    return 0 if result.consistent else 1
