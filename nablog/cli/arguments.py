@@ -253,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
+    repair.add_argument("--why", action="store_true", help="explain each row of each correction table: the violated instances it removes")
 
     serve = commands.add_parser(
         "serve",

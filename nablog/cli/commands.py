@@ -362,16 +362,21 @@ def run_repair(args: argparse.Namespace) -> int:
         written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
+    explained = [db.why_repair(t) for t in result.tables] if args.why else []
     if args.json:
         report = {
             "consistent": result.consistent,
             "violations": [v.to_json() for v in result.falsifiers.violations()],
             "repairs": [t.to_json() for t in result.tables],
         }
+        for item, rows in zip(report["repairs"], explained):
+            item["why"] = [r.to_json() for r in rows]
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print_report(sys.stdout, result)
+        for i, rows in enumerate(explained, 1):
+            sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1
 
 
