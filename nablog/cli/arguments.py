@@ -23,7 +23,7 @@ REQUEST_COMMANDS = ("propose", "apply", "propagate", "commit")
 _REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
 
 
-UPDATE_OPTIONS = ("--simplify", "--tableau")
+UPDATE_OPTIONS = ("--simplify", "--tableau", "--why-not")
 
 
 def take_requests(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -156,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     propose.add_argument("--json", action="store_true", help="print one JSON object")
     propose.add_argument("--stream", action="store_true", help="print each realization as soon as it is verified (with --json: JSON lines)")
     propose.add_argument("--expand", action="store_true", help="list the members of each family of realizations")
+    propose.add_argument("--why", action="store_true", help="explain each realization: what fails without each change (the constraint a compensation repairs, and the change that forced it), the proofs it creates, the derivations it breaks")
+    propose.add_argument("--why-not", metavar="CHANGES", help="judge a change set of your own instead, e.g. '+a(1). -b(2).': the part of the request it fails, the constraints it violates, or the smaller realization it contains")
 
     apply = commands.add_parser(
         "apply",
@@ -242,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(repair)
     repair.add_argument("--out", metavar="DIR", help="write the repaired relations and corrections.csv (the table) to DIR")
     repair.add_argument("--format", choices=("csv", "parquet"), default="csv", help="file format for --out (default csv)")
-    repair.add_argument("--policy", default="subset", metavar="POLICY", help="subset (default: subset-minimal), min-card (fewest changes), or trust=REL:W,... (least weight)")
+    repair.add_argument("--policy", default="subset", metavar="POLICY", help="subset (default: subset-minimal), min-card (fewest changes), trust=REL:W,... (least weight), or cells (replace wrong values, keep the rows)")
+    repair.add_argument("--source", metavar="COLUMN", help="with --policy cells: the column (or REL.COLUMN) naming each row's source; sources are weighted by how often they agree with the others")
     repair.add_argument("--enumerate", type=int, default=1, metavar="N", help="list up to N correction tables (default 1)")
     repair.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
     repair.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
@@ -250,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
+    repair.add_argument("--why", action="store_true", help="explain each row of each correction table: the violated instances it removes")
 
     serve = commands.add_parser(
         "serve",

@@ -108,8 +108,9 @@ def _solve(rule, body, binding, index, positives, absent, aggregates, failed):
     """Depth-first over the body in a bound-first order; yields (Instance, binding); appends a
     :class:`Failure` to ``failed`` (when a list) at each dead end."""
     if not body:
+        in_body_order = tuple(a for _, a in sorted(positives, key=lambda p: p[0]))
         yield (
-            Instance(rule, tuple(sorted(binding.items(), key=lambda kv: kv[0].name)), tuple(positives), tuple(absent), tuple(aggregates)),
+            Instance(rule, tuple(sorted(binding.items(), key=lambda kv: kv[0].name)), in_body_order, tuple(absent), tuple(aggregates)),
             binding,
         )
         return
@@ -121,7 +122,8 @@ def _solve(rule, body, binding, index, positives, absent, aggregates, failed):
             extended = _unify(element.atom, row, binding)
             if extended is not None:
                 dead = False
-                yield from _solve(rule, rest, extended, index, positives + [Atom(element.atom.pred, tuple(row))], absent, aggregates, failed)
+                position = next(i for i, b in enumerate(rule.body) if b is element)
+                yield from _solve(rule, rest, extended, index, positives + [(position, Atom(element.atom.pred, tuple(row)))], absent, aggregates, failed)
     elif isinstance(element, Literal):
         pattern = _pattern(element.atom, binding)
         if next(index.match(element.atom.pred, pattern), None) is None:
