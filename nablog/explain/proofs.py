@@ -290,14 +290,18 @@ class Explainer:
         binding = instance.values()
         original = self.originals.get(location_key(rule), rule)
         absent = tuple(ground_atom(b.atom, binding) for b in original.body if isinstance(b, Literal) and not b.positive)
-        written = (b for b in original.body if isinstance(b, Aggregate))
-        aggregates = tuple(_aggregate_use(ground_element(b, binding), value) for b, value in zip(written, instance.aggregates))
-        return Node(atom, rule, str(ground_rule(original, binding)), children, absent, aggregates, height, cut, instance.binding)
+        aggregates = tuple(
+            _aggregate_use(ground_element(b, binding), value) for b, value in zip((b for b in original.body if isinstance(b, Aggregate)), instance.aggregates)
+        )
+        written = ground_rule(original, binding)
+        text = str(Rule((atom,), written.body))  # the head as derived (an interval in it has one value here)
+        return Node(atom, rule, text, children, absent, aggregates, height, cut, instance.binding)
 
 
 def _aggregate_use(literal: Aggregate, value) -> AggregateUse:
     shown = tuple(zip(value.elements[:ELEMENTS_SHOWN], value.atoms[:ELEMENTS_SHOWN]))
-    return AggregateUse(str(literal), value.value, len(value.elements), shown)
+    empty = "#sup" if literal.function == "min" else "#inf"
+    return AggregateUse(str(literal), empty if value.value is None else value.value, len(value.elements), shown)
 
 
 def _bridges(rule: Rule) -> bool:
