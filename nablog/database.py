@@ -359,6 +359,13 @@ class Database:
         request = parse_request(request) if isinstance(request, str) else request
         return explain_realization(self.explainer(python=True), request, tuple(realization.insert), tuple(realization.delete), depth)
 
+    def why_repair(self, table):
+        """Each row of a correction table (:meth:`repair`'s, or any with ``insert``/``delete``)
+        with the violated instances it removes (:func:`nablog.explain.changes.explain_table`)."""
+        from .explain.changes import explain_table
+
+        return explain_table(self.explainer(python=True), tuple(table.insert), tuple(table.delete))
+
     def judge_changes(self, request: "Request | str", changes: "str | Delta"):
         """Why a change set of one's own (``'+a(1). -b(2).'``) is not a realization of ``request``:
         the part of the request it fails, the constraints it violates, or the smaller realization

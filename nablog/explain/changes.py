@@ -213,6 +213,59 @@ def judge_changes(explainer: Explainer, request, insert: tuple[Atom, ...], delet
     return Judgement(found, smaller)
 
 
+@dataclass(frozen=True)
+class Row:
+    """A row of a correction table explained: the violated instances it removes (those whose
+    witnesses hold the deleted fact, or, for an insertion, every instance the table removes that
+    comes back without it), and what is violated when the table leaves the row out."""
+
+    change: str
+    removes: tuple[tuple[str, tuple[Atom, ...]], ...]
+    without: tuple[Violation, ...]
+
+    def text(self) -> str:
+        shown = "; ".join(f"{name}: {', '.join(map(str, w))}" if w else name for name, w in self.removes)
+        line = f"{self.change}  removes {len(self.removes)} violation{'' if len(self.removes) == 1 else 's'}" + (f" ({shown})" if shown else "")
+        if self.without:
+            line += "; without it, still violated: " + ", ".join(f"{v.constraint} ({v.count})" for v in self.without)
+        return line
+
+    def to_json(self) -> dict:
+        return {
+            "change": self.change,
+            "removes": [{"constraint": name, "witnesses": [str(a) for a in w]} for name, w in self.removes],
+            "without": [v.to_json() for v in self.without],
+        }
+
+
+def explain_table(explainer: Explainer, insert: tuple[Atom, ...], delete: tuple[Atom, ...]) -> tuple[Row, ...]:
+    """Each row of a correction table (seed 004, Def. 2.4) with the violated instances it removes.
+
+    >>> from nablog.database import Database
+    >>> from nablog.repair.tables import repair
+    >>> db = Database.from_text("#constraint one :- p(X), q(X). #constraint two :- q(X), r(X). p(1). q(1). r(1). p(2).")
+    >>> [[r.text() for r in db.why_repair(table)] for table in repair(db.rules, db.model(), engine=db.engine, limit=2)]
+    [['-q(1)  removes 2 violations (one: p(1), q(1); two: q(1), r(1)); without it, still violated: one (1), two (1)'], ['-p(1)  removes 1 violation (one: p(1), q(1)); without it, still violated: one (1)', '-r(1)  removes 1 violation (two: q(1), r(1)); without it, still violated: two (1)']]
+    """
+    from ..lang import Delta
+
+    nothing = Delta()
+    now = find_violations(explainer.program, explainer.model, PythonEngine())
+    instances = [(v.constraint, w) for v in now for w in v.witnesses]
+    done, _ = outcome(explainer, nothing, insert, delete)
+    remaining = {(v.constraint, w) for v in done.violations for w in v.witnesses}
+    removed = [i for i in instances if i not in remaining]
+    changes = [("+", a) for a in insert] + [("-", a) for a in delete]
+    rows = []
+    for sign, atom in changes:
+        rest = [c for c in changes if c != (sign, atom)]
+        without, _ = outcome(explainer, nothing, [a for s, a in rest if s == "+"], [a for s, a in rest if s == "-"])
+        back = {(v.constraint, w) for v in without.violations for w in v.witnesses}
+        mine = tuple(i for i in removed if (atom in i[1]) if sign == "-") or tuple(i for i in removed if i in back)
+        rows.append(Row(f"{sign}{atom}", mine, without.violations))
+    return tuple(rows)
+
+
 def _by_relation(atoms: Iterable[Atom]) -> dict[str, set[tuple]]:
     out: dict[str, set[tuple]] = {}
     for a in atoms:
@@ -220,4 +273,4 @@ def _by_relation(atoms: Iterable[Atom]) -> dict[str, set[tuple]]:
     return out
 
 
-__all__ = ["Judgement", "Need", "Outcome", "RealizationWhy", "explain_realization", "judge_changes", "outcome"]
+__all__ = ["Judgement", "Need", "Outcome", "RealizationWhy", "Row", "explain_realization", "explain_table", "judge_changes", "outcome"]

@@ -64,3 +64,21 @@ def test_the_command(capsys):
     assert got["realizations"][0]["why"]["changes"] == [
         {"change": "+staff_group(aravindan, infor2)", "request_fails": ["+staff_chair(aravindan, gerhard)"], "violations": [], "forced_by": []}
     ]
+
+
+def test_each_row_of_a_correction_table_names_the_violations_it_removes(tmp_path, capsys):
+    from nablog.repair.tables import repair
+
+    program = tmp_path / "r.lp"
+    program.write_text("#constraint one :- p(X), q(X).\n#constraint fk :- s(X), not p(X).\np(1). q(1). s(3).\n")
+    db = Database.from_files(program)
+    tables = {tuple(t.lines()): t for t in repair(db.rules, db.model(), engine=db.engine, limit=10)}
+    rows = {r.change: r for r in db.why_repair(tables[("+p(3)", "-p(1)")])}
+    assert [(name, [str(a) for a in w]) for name, w in rows["+p(3)"].removes] == [("fk", ["s(3)"])]
+    assert [(name, [str(a) for a in w]) for name, w in rows["-p(1)"].removes] == [("one", ["p(1)", "q(1)"])]
+    assert [v.constraint for v in rows["-p(1)"].without] == ["one"]
+    for table in tables.values():  # every row of a minimal table removes something
+        assert all(r.removes and r.without for r in db.why_repair(table))
+    assert main(["repair", str(program), "--why", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["repairs"][0]["why"][0]["removes"][0]["constraint"] in ("fk", "one")
