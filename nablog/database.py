@@ -50,10 +50,11 @@ from .lang import (
 )
 from .lang.errors import AnalysisError
 from .transforms.flatten import flatten
-from .views.mediator import Mediator, is_mediated
+from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
+    from .explain import Explainer, Why
     from .solver import Proposal, Realization, Request, Update
     from .views.subscriptions import Subscription
 
@@ -122,6 +123,7 @@ class Database:
         self._python_violations: list[Violation] | None = None
         self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
         self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
+        self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -147,17 +149,55 @@ class Database:
         stores = Stores(paths, sources) if (paths or sources) else None
         if stores is not None:
             stores.recover()  # a commit a killed process left is finished or taken back first
-        program = parse_files(paths)
-        facts: dict[str, set[tuple]] = {}
-        for source in sources:
-            for pred, rows in source.load().items():
-                facts.setdefault(pred, set()).update(rows)
+
+        def read():
+            program = parse_files(paths)
+            facts: dict[str, set[tuple]] = {}
+            for source in sources:
+                for pred, rows in source.load().items():
+                    facts.setdefault(pred, set()).update(rows)
+            return program, facts, 0 if stores is None else stores.version()
+
+        if stores is None:
+            basis, (program, facts, version) = None, read()
+        else:
+            basis, (program, facts, version) = stores.read_consistently(read)
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
         db.stores = stores
-        db._version = db._stored_version()
-        db.basis = db.fingerprint()
+        db._version = version
+        db.basis = basis or db.fingerprint()
         return db
+
+    @classmethod
+    def connect(cls, url: str, *paths: str | Path, engine: str | Engine = "python", **options) -> "Database":
+        """A database kept in PostgreSQL, SQLite or DuckDB (``postgresql://…``, ``sqlite:///path.db``,
+        ``duckdb:///path.duckdb``): its tables are the base relations, its keys, foreign keys and
+        CHECKs the constraints, its SQL views the rules (:mod:`nablog.sql`); program files
+        ``paths`` add rules and constraints. Changes are applied in one transaction of the
+        database, with the undo log in its table ``nablog_log``. Views that cannot be translated
+        are listed in :attr:`warnings`."""
+        from .sql.open import open_url, refusal_warnings
+
+        program, facts, store, refused, basis, version = open_url(url, paths)
+        db = cls(program, facts, engine, **options)
+        db.warnings = refusal_warnings(refused) + db.warnings
+        db.program_paths = [Path(p) for p in paths]
+        db.stores = store  # type: ignore[assignment]  # a SqlStore answers what Database asks of Stores
+        db._version = version
+        db.basis = basis
+        return db
+
+    def _sql_request(self, request):
+        """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
+        from .sql.requests import is_sql_request, sql_request
+
+        if not isinstance(request, str) or not is_sql_request(request):
+            return request
+        store = self.stores if hasattr(self.stores, "relations_by_name") else None
+        if store is None:
+            raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
+        return sql_request(request, store.relations_by_name, store.url.dialect, store)
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -250,6 +290,51 @@ class Database:
             rows = self.model().get(atom.pred, ())
         return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
 
+    # -- explanations -----------------------------------------------------------------------------
+
+    def why(self, atom: str | Atom, depth: int | None = None, all: bool = False) -> "Why":
+        """Why a ground atom holds — a proof of least height, each node a rule instance down to
+        base facts, cut ``depth`` levels down when given; with ``all=True`` every derivation — or,
+        when it does not hold, for each rule that could derive it, what fails
+        (:mod:`nablog.explain`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). q(2). r(1).")
+        >>> print(db.why("p(2)").text())
+        p(2)  <string>:1  p(2) :- q(2), not r(2).
+        ├─ q(2)  fact
+        └─ not r(2)  absent
+        >>> db.why("p(1)").to_json()["why_not"][0]["fails"][0]["literal"]
+        'not r(1)'
+        """
+        from .explain import explain
+
+        atom = self._ground_atom(atom)
+        return explain(self.explainer(), atom, depth=depth, all=all)
+
+    def explainer(self) -> "Explainer":
+        """The proofs over the current model (heights found are kept until the model changes)."""
+        from .explain import Explainer
+
+        model = self.model()
+        if self._explainer is None or self._explainer.model is not model:
+            originals = [s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact()]
+            self._explainer = Explainer(self.rules, model, originals)
+        return self._explainer
+
+    def _ground_atom(self, atom: str | Atom) -> Atom:
+        """A ground atom of a known predicate with the right arity, checked."""
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        if not atom.is_ground():
+            raise QueryError(f"{atom} is not ground", atom.loc, "write a constant for every argument, e.g. p(1, a); to list what matches, use query")
+        model = self.model()
+        arities = {**{p: relation_arity(r) for p, r in model.items() if len(r)}, **self.rules.signatures}
+        if atom.pred not in arities and atom.pred not in model:
+            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, _suggest(atom.pred, arities) or "ask about a predicate that has rules or facts")
+        if atom.pred in arities and arities[atom.pred] != atom.arity:
+            raise QueryError(f"predicate {atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
+        return atom
+
     # -- constraints ------------------------------------------------------------------------------
 
     def constraints(self) -> list[tuple[str, Denial | Requirement]]:
@@ -300,6 +385,7 @@ class Database:
         """
         from .solver import propose
 
+        request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
             self.rules,
@@ -365,6 +451,8 @@ class Database:
         """
         if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
             return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
+        if method in DELETION_METHODS:
+            raise NablogError(f"{method} maintains mediated views", hint="this program has no constrained rule: choose incremental, rules, maintenance or rod")
         from .solver import parse_request
         from .views import propagate
 
@@ -419,7 +507,7 @@ class Database:
         if not isinstance(change, Delta):
             from .solver import check_before_writing, parse_request
 
-            check_before_writing(self.rules, self.python_model(), change, parse_request(request) if request else None, not self.violations())
+            check_before_writing(self.rules, self.python_model(), change, parse_request(self._sql_request(request)) if request else None, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
             from .solver.propose import check_request
@@ -490,7 +578,7 @@ class Database:
         self._index = None
         self._python_violations = None
         self._version += 1
-        self.basis = self.fingerprint()
+        self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:
             self._hub.publish(self._version, notify)
         return induced_update(gained, lost)
@@ -527,9 +615,6 @@ class Database:
         for a database read from files, written in each commit, so numbering continues across
         restarts and crashes."""
         return self._version
-
-    def _stored_version(self) -> int:
-        return 0 if self.stores is None else self.stores.version()
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.

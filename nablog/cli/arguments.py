@@ -13,6 +13,7 @@ from ..engines import ENGINES
 from ..lang import NablogError
 from ..solver import CANDIDATE_POLICIES, METHODS
 from ..views import METHODS as PROPAGATION_METHODS
+from ..views.mediator import DELETION_METHODS
 from ..views.monitor import MODES as MAINTENANCE_MODES
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -81,14 +82,24 @@ def is_file(arg: str) -> bool:
         return False
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a positional argument carrying ``usage`` (the files, then a
+    request or an atom) is shown by it: ``FILE... REQUEST``, not ``FILE REQUEST [FILE REQUEST ...]``,
+    which reads as pairs that repeat."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        return getattr(action, "usage", None) or super()._format_args(action, default_metavar)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        formatter_class=_Formatter,
         prog="nablog",
         description="nablog: view updating and repair for deductive databases (Datalog with stratified negation).",
         epilog="Run 'nablog COMMAND --help' for a command's options. Errors exit with status 2.",
     )
     parser.add_argument("--version", action="version", version=f"nablog {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=_parser_with(_Formatter))
 
     check = commands.add_parser(
         "check",
@@ -109,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bring it up to date after the base changes in --insert/--delete instead (seed 002's update "
         "propagation) and write the new model and its changes (OUT/ins__<relation>/, OUT/del__<relation>/).",
     )
-    materialize.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    _add_files(materialize)
     materialize.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: directories of CSV/Parquet files or Parquet directories named after relations, single files (repeatable)")
     materialize.add_argument("--out", required=True, metavar="DIR", help="the directory to write (created if missing)")
     materialize.add_argument("--engine", choices=("spark",), default="spark", help="evaluation engine (materialize runs on spark)")
@@ -160,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--interactive", action="store_true", help="browse the realizations and choose at the terminal")
     apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3, or the member of a family, --set D=d42")
     apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
+    apply.add_argument("--sql", action="store_true", help="print the SQL statements the apply would run in its transaction, and apply nothing (a database URL)")
 
     propagate = commands.add_parser(
         "propagate",
@@ -168,7 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
+    propagate.add_argument(
+        "--method",
+        choices=PROPAGATION_METHODS + DELETION_METHODS,
+        default="incremental",
+        help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) "
+        "or Rederivation on Demand with no view kept (rod); a mediated program's deletions: Straight Delete (stdel, what incremental means there), "
+        "Extended DRed (dred) or recomputation (recompute)",
+    )
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
 
     undo = commands.add_parser(
@@ -177,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Undo the newest change written by 'nablog apply' for this database: its files "
         "come back byte for byte. The undo log is .nablog/history.json beside the first program file.",
     )
-    _add_database_options(undo)
+    _add_files(undo)
+    _add_data_options(undo)
     undo.add_argument("--forget", action="store_true", help="drop the newest entry of the undo log without changing the data (when undo says the data changed since)")
 
     explain = commands.add_parser(
@@ -186,13 +206,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show how the program is evaluated: its strata, its strongly connected "
         "components in evaluation order, and the dependency graph.",
     )
-    explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    _add_files(explain)
+    _add_data_options(explain)
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
     explain.add_argument("--rules", choices=("normalized", "up", "vu", "maintenance", "rod"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), view-update rules R∇ ∪ R∇τ (Def. 9, 10), seed 001's maintenance rules (Algorithm 1) or RoD rules (Algorithm 2)")
     explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
     explain.add_argument("--tableau", metavar="REQUEST", help="print the update tableau of a view-update request (seed 003): branches, closed/open marks, HS(b) and the minimality test; with --dot OUT, write it in Graphviz format")
     explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
     explain.add_argument("--branches", type=int, metavar="N", help="with --tableau: stop after N open finished branches")
+
+    why = commands.add_parser(
+        "why",
+        help="why a ground atom holds (a least-height proof) or does not (what fails)",
+        description="For a ground ATOM that holds, print a proof of least height: each node a rule "
+        "instance (FILE:LINE), down to base facts; a negated literal shows the atom that is absent, an "
+        "aggregate its value and elements. For an ATOM that does not hold, print for each rule that could "
+        "derive it the literals that fail and the facts that are missing or present, a few levels down.",
+    )
+    _add_database_options(why, atom=True)
+    why.add_argument("--depth", type=_count_argument, metavar="N", help="cut the proof N levels down (a cut node says how to expand it); for why-not, explain missing atoms N levels down (default 3)")
+    why.add_argument("--all", action="store_true", help="list every other derivation of the atom too")
+    why.add_argument("--json", action="store_true", help='print {"atom", "holds", "proof": NODE} or {"atom", "holds": false, "why_not": [...]}')
+    why.add_argument("--dot", metavar="OUT", help="write the explanation in Graphviz format to OUT ('-' for stdout)")
+    why.add_argument("--svg", metavar="OUT", help="write the explanation as an SVG picture to OUT ('-' for stdout); no Graphviz needed")
+    why.add_argument("--fix", action="store_true", help="for an atom that does not hold: the smallest realizations that make it hold (nablog propose FILE '+ATOM.')")
+    _add_proposal_options(why)
 
     repair = commands.add_parser(
         "repair",
@@ -245,23 +283,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="commit base-fact changes to a server: nablog commit URL '+edge(a,b).' '-edge(b,c).'",
         description="Send one transaction to a running 'nablog serve' and print its version.",
     )
-    commit.add_argument("files", nargs="+", metavar="URL CHANGE", help="the server's URL, then the changes, e.g. '+edge(a,b). -edge(b,c).'")
+    commit.add_argument("files", nargs="+", metavar="URL CHANGE", help="the server's URL, then the changes, e.g. '+edge(a,b). -edge(b,c).'").usage = "URL CHANGE..."
     commit.add_argument("--token-file", metavar="F", required=True, help="the server's token file")
     return parser
 
 
-def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+def _parser_with(formatter: type[argparse.HelpFormatter]) -> type[argparse.ArgumentParser]:
+    """The subcommands' parser class, formatting their help with ``formatter``."""
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("formatter_class", formatter)
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
+def _add_files(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+    """The program files, then a request (``FILE... REQUEST``) or an optional atom (``FILE... [ATOM]``)."""
     if request:
-        parser.add_argument("files", nargs="+", metavar="FILE REQUEST", help="program files (.lp, .dl), then the request, e.g. '+p(1). -q(a).'")
+        files = parser.add_argument("files", nargs="+", metavar="FILE REQUEST", help="program files (.lp, .dl), then the request, e.g. '+p(1). -q(a).'")
+        files.usage = "FILE... REQUEST"
     elif atom:
-        parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
+        files = parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
+        files.usage = "FILE... [ATOM]"
     else:
-        parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+        parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)").usage = "FILE..."
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: a directory of CSV/Parquet files named after relations, a CSV/Parquet/SQLite/.lp file (repeatable)")
+    _add_header_options(parser)
+
+
+def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+    _add_files(parser, atom, request)
+    _add_data_options(parser)
     parser.add_argument("--engine", choices=ENGINES, default="python", help="evaluation engine (default: python)")
     parser.add_argument("--master", metavar="URL", help="Spark master URL for --engine spark (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts or #base line is an error, not an empty relation with a warning")
-    _add_header_options(parser)
 
 
 def _add_header_options(parser: argparse.ArgumentParser) -> None:
@@ -299,7 +359,9 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
 
 
 def _is_request(arg: str) -> bool:
-    return arg[:1] in "+-" and not is_file(arg)
+    from ..sql.requests import is_sql_request
+
+    return (arg[:1] in "+-" or is_sql_request(arg)) and not is_file(arg)
 
 
 def protections(args: argparse.Namespace) -> list:

@@ -145,6 +145,33 @@ class Server:
         version, rows = await anyio.to_thread.run_sync(run)
         return JSONResponse({"version": version, "rows": rows_json(rows)})
 
+    async def why(self, request: Request) -> Response:
+        """GET /why?atom=p(1,2)[&depth=N][&all=1][&format=json|text|dot|svg]: why the atom holds or
+        not (:meth:`nablog.database.Database.why`); JSON carries the version it answers for."""
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        params = request.query_params
+        text, form = params.get("atom"), params.get("format", "json")
+        if not text:
+            return _bad("missing the atom", "GET /why?atom=p(1, 2)")
+        if form not in ("json", "text", "dot", "svg"):
+            return _bad(f"unknown format {form!r}", "format=json (default), text, dot or svg")
+        depth = params.get("depth")
+        if depth is not None and not depth.isdigit():
+            return _bad(f"depth must be a whole number, not {depth!r}", "GET /why?atom=p(1, 2)&depth=2")
+        every = params.get("all", "") in ("1", "true", "yes")
+
+        def run():
+            with self.db._lock:
+                why = self.db.why(text, depth=None if depth is None else int(depth), all=every)
+                return self.db.version, why, {"json": why.to_json, "text": why.text, "dot": why.dot, "svg": why.svg}[form]()
+
+        version, why, shown = await anyio.to_thread.run_sync(run)
+        if form == "json":
+            return JSONResponse({"version": version, **shown})
+        media = {"text": "text/plain; charset=utf-8", "dot": "text/vnd.graphviz; charset=utf-8", "svg": "image/svg+xml"}[form]
+        return Response(shown, media_type=media, headers={"X-Nablog-Version": str(version)})
+
     async def transactions(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
             return _unauthorized()
@@ -297,6 +324,7 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
     routes = [
         Route("/version", server.version, methods=["GET"]),
         Route("/query", server.query, methods=["GET"]),
+        Route("/why", server.why, methods=["GET"]),
         Route("/transactions", server.transactions, methods=["POST"]),
         Route("/propose", server.propose, methods=["POST"]),
         Route("/apply", server.apply, methods=["POST"]),
