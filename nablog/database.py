@@ -188,6 +188,27 @@ class Database:
         db.basis = basis
         return db
 
+    def refresh(self) -> "Update | None":
+        """Read what other clients committed since this database was read (a database opened by
+        URL; files are re-read by opening them again): their changes are applied to the facts and
+        the model as a commit (subscribers are told), and the induced update is returned; None
+        when nothing changed. :meth:`propose` and :meth:`query` call it first, so no proposal is
+        computed on a stale state."""
+        stores = self.stores
+        if not hasattr(stores, "relations_by_name"):
+            return None
+        with self._lock:
+            if stores.fingerprint() == self.basis:
+                return None
+            basis, facts = stores.read_consistently(stores.load)
+            changes = {}
+            for pred in set(facts) | set(self._facts):
+                new, old = facts.get(pred, set()), self._facts.get(pred, set())
+                if new != old:
+                    changes[pred] = (new - old, old - new)
+            stores.settled = basis
+            return self._changed(changes)
+
     def _sql_request(self, request):
         """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
         from .sql.requests import is_sql_request, sql_request
@@ -265,6 +286,7 @@ class Database:
         """
         if self.mediator is not None:
             return self.mediator.ground(atom) if ground else self.mediator.query(atom)
+        self.refresh()
         if isinstance(atom, str):
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
@@ -311,15 +333,51 @@ class Database:
         atom = self._ground_atom(atom)
         return explain(self.explainer(), atom, depth=depth, all=all)
 
-    def explainer(self) -> "Explainer":
-        """The proofs over the current model (heights found are kept until the model changes)."""
+    def explainer(self, python: bool = False) -> "Explainer":
+        """The proofs over the current model — the python engine's with ``python=True``, as view
+        updating reasons on it — kept (with the heights found) until the model changes."""
         from .explain import Explainer
 
-        model = self.model()
+        model = self.python_model() if python else self.model()
         if self._explainer is None or self._explainer.model is not model:
             originals = [s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact()]
             self._explainer = Explainer(self.rules, model, originals)
         return self._explainer
+
+    def why_realization(self, request: "Request | str", realization: "Realization", depth: int | None = None):
+        """Why a realization of ``request`` changes what it changes: what fails without each
+        change (the chain of compensations, seed 002 §4.2), the proofs it creates for the
+        request and its side effects, the derivations it breaks (:mod:`nablog.explain.changes`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> print(db.why_realization("+p(1).", db.propose("+p(1).")[0]).needs[0].line())
+        -r(1)  needed for the request: without it, +p(1) fails
+        """
+        from .explain.changes import explain_realization
+        from .solver import parse_request
+
+        request = parse_request(request) if isinstance(request, str) else request
+        return explain_realization(self.explainer(python=True), request, tuple(realization.insert), tuple(realization.delete), depth)
+
+    def why_repair(self, table):
+        """Each row of a correction table (:meth:`repair`'s, or any with ``insert``/``delete``)
+        with the violated instances it removes (:func:`nablog.explain.changes.explain_table`)."""
+        from .explain.changes import explain_table
+
+        return explain_table(self.explainer(python=True), tuple(table.insert), tuple(table.delete))
+
+    def judge_changes(self, request: "Request | str", changes: "str | Delta"):
+        """Why a change set of one's own (``'+a(1). -b(2).'``) is not a realization of ``request``:
+        the part of the request it fails, the constraints it violates, or the smaller realization
+        it contains (:func:`nablog.explain.changes.judge_changes`)."""
+        from .explain.changes import judge_changes
+        from .solver import parse_request
+
+        request = parse_request(request) if isinstance(request, str) else request
+        delta = parse_request(changes) if isinstance(changes, str) else changes
+        insert = tuple(sorted((self._base_atom(a) for a in delta.insert), key=str))
+        delete = tuple(sorted((self._base_atom(a) for a in delta.delete), key=str))
+        return judge_changes(self.explainer(python=True), request, insert, delete)
 
     def _ground_atom(self, atom: str | Atom) -> Atom:
         """A ground atom of a known predicate with the right arity, checked."""
@@ -385,6 +443,7 @@ class Database:
         """
         from .solver import propose
 
+        self.refresh()
         request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(

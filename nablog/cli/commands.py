@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..database import Database
 from ..lang import NablogError, row_sort_key
-from .arguments import protections, split_query, split_request
+from .arguments import protections, settings, split_query, split_request
 from .output import Progress, print_proposal, print_realization, print_reasons, print_table, print_violations, warn
 
 
@@ -29,6 +29,13 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
     for warning in db.warnings:
         warn(warning)
     return db
+
+
+def arities(db: Database) -> dict[str, int]:
+    """Every relation of the database (rules, facts, data) and its arity."""
+    from ..engines.base import relation_arity
+
+    return {**{p: relation_arity(r) for p, r in db.facts.items()}, **db.rules.signatures}
 
 
 def run_query(args: argparse.Namespace) -> int:
@@ -92,7 +99,7 @@ def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | 
         timeout=args.timeout,
         candidates=args.candidates,
         max_fresh=args.max_fresh if max_fresh is None else max_fresh,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         progress=progress,
         families=not args.no_families,
         **more,
@@ -106,6 +113,13 @@ def run_propose(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
+    if args.why_not is not None:
+        judgement = db.judge_changes(request, args.why_not)
+        sys.stdout.write(json.dumps(judgement.to_json(), ensure_ascii=False) if args.json else judgement.text())
+        sys.stdout.write("\n")
+        return 0
+    if args.why:
+        return print_explained(db, args, request)
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -141,6 +155,25 @@ def run_propose(args: argparse.Namespace) -> int:
     return 130 if proposal.status == "interrupted" else 0
 
 
+def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
+    """``propose --why``: the proposal, each realization followed by its explanation."""
+    proposal = _propose(db, args, request)
+    explained = [db.why_realization(proposal.request, r) for r in proposal]
+    if args.json:
+        out = proposal.to_json()
+        for item, why in zip(out["realizations"], explained):
+            item["why"] = why.to_json()
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(f"request: {proposal.request}\n{proposal.message}\n")
+    for i, (r, why) in enumerate(zip(proposal, explained), 1):
+        print_realization(sys.stdout, i, r, args.expand)
+        sys.stdout.write("    why:\n" + "".join(f"      {line}\n" for line in why.text().splitlines()))
+    print_reasons(sys.stdout, proposal)
+    return 0
+
+
 def run_apply(args: argparse.Namespace) -> int:
     files, request = split_request(args.files)
     db = open_database(args, files)
@@ -167,20 +200,11 @@ def run_apply(args: argparse.Namespace) -> int:
                 hint="pick a number from 1 to " + str(len(proposal)),
             )
         chosen = proposal[args.pick - 1]
-        values = {}
-        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in settable:
-                raise NablogError(
-                    f"--set {item}: not a new constant of this realization" + (" nor a variable of its family" if chosen.family else ""),
-                    hint="its new constants are " + (", ".join(chosen.fresh) or "none") + (
-                        "; its variables " + ", ".join(v.name for v in chosen.family.variables) if chosen.family else ""
-                    ),
-                )
-            from ..io import text_to_constant
+        from ..io import text_to_constant
 
-            values[name] = text_to_constant(value)
+        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
+        what = "this realization" + (" nor a variable of its family" if chosen.family else "")
+        values = {name: text_to_constant(value) for name, value in settings(args.set, settable, what).items()}
         if values:
             chosen = chosen.substitute(values)
     if args.sql:
@@ -299,6 +323,10 @@ def run_repair(args: argparse.Namespace) -> int:
     from ..repair.output import print_report, write_repair
 
     db = open_database(args, args.files)
+    if args.policy == "cells":
+        return _repair_cells(args, db)
+    if args.source:
+        raise NablogError("--source weighs the sources of cell values", hint="use it with --policy cells")
     progress = Progress.for_terminal()
     verified = None
     if args.interactive:
@@ -316,31 +344,70 @@ def run_repair(args: argparse.Namespace) -> int:
         policy=args.policy,
         limit=args.enumerate,
         timeout=args.timeout,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         verified=verified,
         progress=progress,
     )
     if args.set and result.tables:
-        values = {}
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in result.tables[0].fresh:
-                raise NablogError(f"--set {item}: not a new constant of the correction table", hint="its new constants are " + (", ".join(result.tables[0].fresh) or "none"))
-            values[name] = text_to_constant(value)
+        values = {name: text_to_constant(value) for name, value in settings(args.set, list(result.tables[0].fresh), "the correction table").items()}
         result.tables = [t.substitute(values) for t in result.tables]
     if args.out and result.tables:
         written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
+    explained = [db.why_repair(t) for t in result.tables] if args.why else []
     if args.json:
         report = {
             "consistent": result.consistent,
             "violations": [v.to_json() for v in result.falsifiers.violations()],
             "repairs": [t.to_json() for t in result.tables],
         }
+        for item, rows in zip(report["repairs"], explained):
+            item["why"] = [r.to_json() for r in rows]
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print_report(sys.stdout, result)
+        for i, rows in enumerate(explained, 1):
+            sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1
 
+
+def _repair_cells(args: argparse.Namespace, db: Database) -> int:
+    """``nablog repair --policy cells``: replace wrong values; rows keep their identity and order."""
+    from ..repair.cells import repair_cells
+    from ..repair.output import ordered_relations, print_cell_report, write_cell_repair
+
+    for flag, given in (("--interactive", args.interactive), ("--set", args.set), ("--verified", args.verified)):
+        if given:
+            raise NablogError(f"{flag} does not apply to --policy cells", hint="a cell repair inserts no new constants and asks no questions; drop " + flag)
+    if args.format != "csv":
+        raise NablogError("--policy cells writes the repaired relations row-aligned as CSV", hint="drop --format, or repair tuples (--policy subset) to write Parquet")
+    relations = ordered_relations(db)
+    result = repair_cells(
+        db.rules,
+        {p: r.rows for p, r in relations.items()},
+        protect=protections(args),
+        source=args.source,
+        limit=args.enumerate,
+        timeout=args.timeout,
+        engine=db.engine,
+    )
+    if args.out:
+        written = write_cell_repair(args.out, db.program, relations, result.corrections)
+        if not args.json:
+            print(f"wrote {len(written)} files to {args.out} (the repaired relations, row-aligned, and corrections.csv)")
+    if args.json:
+        report = {
+            "consistent": result.consistent,
+            "status": result.status,
+            "violations_before": result.violations_before,
+            "corrections": [c.to_json() for c in result.corrections],
+            "left": [{"constraint": name, "violation": text} for name, text in result.left],
+            "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
+        }
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_cell_report(sys.stdout, result)
+    return 0 if result.consistent else 1

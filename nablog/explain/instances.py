@@ -40,7 +40,7 @@ class AggregateValue:
     with the condition atoms that hold for each (in the order of ``elements``)."""
 
     aggregate: Aggregate
-    value: Constant
+    value: Constant | None
     elements: tuple[tuple, ...]
     atoms: tuple[tuple[Atom, ...], ...]
 
@@ -108,8 +108,9 @@ def _solve(rule, body, binding, index, positives, absent, aggregates, failed):
     """Depth-first over the body in a bound-first order; yields (Instance, binding); appends a
     :class:`Failure` to ``failed`` (when a list) at each dead end."""
     if not body:
+        in_body_order = tuple(a for _, a in sorted(positives, key=lambda p: p[0]))
         yield (
-            Instance(rule, tuple(sorted(binding.items(), key=lambda kv: kv[0].name)), tuple(positives), tuple(absent), tuple(aggregates)),
+            Instance(rule, tuple(sorted(binding.items(), key=lambda kv: kv[0].name)), in_body_order, tuple(absent), tuple(aggregates)),
             binding,
         )
         return
@@ -121,7 +122,8 @@ def _solve(rule, body, binding, index, positives, absent, aggregates, failed):
             extended = _unify(element.atom, row, binding)
             if extended is not None:
                 dead = False
-                yield from _solve(rule, rest, extended, index, positives + [Atom(element.atom.pred, tuple(row))], absent, aggregates, failed)
+                position = next(i for i, b in enumerate(rule.body) if b is element)
+                yield from _solve(rule, rest, extended, index, positives + [(position, Atom(element.atom.pred, tuple(row)))], absent, aggregates, failed)
     elif isinstance(element, Literal):
         pattern = _pattern(element.atom, binding)
         if next(index.match(element.atom.pred, pattern), None) is None:
@@ -140,16 +142,14 @@ def _solve(rule, body, binding, index, positives, absent, aggregates, failed):
             yield from _solve(rule, rest, binding, index, positives, absent, aggregates, failed)
     else:
         computed = aggregate_value(element, binding, index)
-        if computed is not None:
-            bound = element.bound
-            if isinstance(bound, Var) and bound not in binding and element.op == "=":
+        bound = element.bound
+        if isinstance(bound, Var) and bound not in binding and element.op == "=":
+            if computed.value is not None:
                 dead = False
                 yield from _solve(rule, rest, {**binding, bound: computed.value}, index, positives, absent, aggregates + [computed], failed)
-            else:
-                guard = arith.evaluate(bound, binding)
-                if guard is not None and Comparison(element.op, 0, 0).holds(guard, computed.value):
-                    dead = False
-                    yield from _solve(rule, rest, binding, index, positives, absent, aggregates + [computed], failed)
+        elif guard_holds(element, arith.evaluate(bound, binding), computed.value):
+            dead = False
+            yield from _solve(rule, rest, binding, index, positives, absent, aggregates + [computed], failed)
     if dead and failed is not None:
         failed.append(Failure(element, tuple(sorted(binding.items(), key=lambda kv: kv[0].name))))
 
@@ -187,9 +187,19 @@ def shared_variables(rule: Rule, agg: Aggregate) -> set[Var]:
     return (inner & elsewhere) | guard
 
 
-def aggregate_value(agg: Aggregate, binding: Binding, index: ModelIndex) -> AggregateValue | None:
+def guard_holds(agg: Aggregate, guard: Constant | None, value: Constant | None) -> bool:
+    """``guard op value``; an empty ``#min`` is clingo's ``#sup`` (above every constant), an empty
+    ``#max`` its ``#inf`` (below every one)."""
+    if guard is None:
+        return False
+    if value is None:
+        return agg.op in (("<", "<=", "!=") if agg.function == "min" else (">", ">=", "!="))
+    return Comparison(agg.op, 0, 0).holds(guard, value)
+
+
+def aggregate_value(agg: Aggregate, binding: Binding, index: ModelIndex) -> AggregateValue:
     """The aggregate's value under ``binding`` (its shared variables bound), with its elements;
-    None for an empty ``#min``/``#max``."""
+    the value is None for an empty ``#min``/``#max`` (clingo's ``#sup``/``#inf``)."""
     found: dict[tuple, list[Atom]] = {}
     for element in agg.elements:
         holder = Rule((Atom("element__", ()),), element.condition)
@@ -205,7 +215,7 @@ def aggregate_value(agg: Aggregate, binding: Binding, index: ModelIndex) -> Aggr
     elif agg.function == "sum":
         value = arith.wrap(sum(v for v in firsts if isinstance(v, int)))
     elif not firsts:
-        return None
+        value = None
     else:
         pick = min if agg.function == "min" else max
         value = pick(firsts, key=constant_sort_key)
@@ -275,4 +285,4 @@ def reads(rule: Rule) -> set[str]:
     return {a.pred for a, _, _ in body_atoms(rule.body)}
 
 
-__all__ = ["AggregateValue", "Failure", "Instance", "aggregate_value", "failures", "ground_rule", "head_instances", "shared_variables", "substitute"]
+__all__ = ["AggregateValue", "Failure", "Instance", "aggregate_value", "guard_holds", "failures", "ground_rule", "head_instances", "shared_variables", "substitute"]

@@ -300,7 +300,8 @@ class Explainer:
 
 def _aggregate_use(literal: Aggregate, value) -> AggregateUse:
     shown = tuple(zip(value.elements[:ELEMENTS_SHOWN], value.atoms[:ELEMENTS_SHOWN]))
-    return AggregateUse(str(literal), value.value, len(value.elements), shown)
+    empty = "#sup" if literal.function == "min" else "#inf"
+    return AggregateUse(str(literal), empty if value.value is None else value.value, len(value.elements), shown)
 
 
 def _bridges(rule: Rule) -> bool:

@@ -25,7 +25,7 @@ rule <string>:1  p(1) :- q(1), not r(1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..lang import Atom, Comparison, Literal, Rule
@@ -47,6 +47,7 @@ class Fails:
     instance: str
     why_not: tuple["RuleFails", ...] = ()
     cut: bool = False
+    element: object = field(default=None, compare=False, repr=False)  # the ground body element
 
     def to_json(self) -> dict:
         out = {"literal": self.literal, "reason": self.reason, "instance": self.instance, "why_not": [r.to_json() for r in self.why_not]}
@@ -108,7 +109,7 @@ def _fails(explainer: Explainer, rule: Rule, original: Rule, failure: Failure, d
         literal = ground_element(element, binding)
         pattern = literal.atom
         if not element.positive:
-            return Fails(str(literal), "present", instance)
+            return Fails(str(literal), "present", instance, element=literal)
         ground = pattern.is_ground() and all(a != "_" for a in pattern.args)
         nested: tuple[RuleFails, ...] = ()
         cut = False
@@ -117,13 +118,14 @@ def _fails(explainer: Explainer, rule: Rule, original: Rule, failure: Failure, d
                 cut = bool(explainer.by_head.get(pattern.pred))
             else:
                 nested = _why_not(explainer, pattern, None if depth is None else depth - 1, attempts, path | {pattern})
-        return Fails(str(literal), "missing", instance, nested, cut)
+        return Fails(str(literal), "missing", instance, nested, cut, literal)
     if isinstance(element, Comparison):
-        return Fails(str(ground_element(element, binding)), "false", instance)
+        ground = ground_element(element, binding)
+        return Fails(str(ground), "false", instance, element=ground)
     computed = aggregate_value(element, binding, explainer.index)
-    shown = str(ground_element(element, binding))
-    value = "has no value (no elements)" if computed is None else f"is {computed.value}"
-    return Fails(shown, f"false: the aggregate {value}", instance)
+    shown = ground_element(element, binding)
+    value = f"is {computed.value}" if computed.value is not None else ("#sup (no elements)" if element.function == "min" else "#inf (no elements)")
+    return Fails(str(shown), f"false: the aggregate {value}", instance, element=shown)
 
 
 # -- showing it -----------------------------------------------------------------------------------

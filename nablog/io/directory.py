@@ -25,7 +25,7 @@ from .base import (
     check_relation_name,
     normalize_changes,
 )
-from .csvfile import CsvFile
+from .csvfile import CsvFile, write_recording
 from .parquetfile import ParquetFile
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
@@ -97,6 +97,9 @@ class DirectorySource(FactSource):
     def new_format(self) -> str:
         """The format a new relation is written in: Parquet in a Parquet-only directory, else CSV."""
         return _new_format(self._scan())
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        write_recording(super().write, changes)
 
     def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)

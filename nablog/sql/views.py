@@ -738,12 +738,12 @@ def _joined(item, joins) -> list:
     from sqlglot import exp
 
     out = []
-    if isinstance(item, exp.Subquery) and not item.alias and isinstance(item.this, (exp.Table, exp.Subquery)):
-        out += _joined(item.this, [])
-    elif isinstance(item, exp.Table) and item.args.get("joins"):
+    if isinstance(item, (exp.Table, exp.Subquery)) and item.args.get("joins"):
         base = item.copy()
         base.set("joins", None)
         out += _joined(base, item.args["joins"])
+    elif isinstance(item, exp.Subquery) and not item.alias and isinstance(item.this, (exp.Table, exp.Subquery)):
+        out += _joined(item.this, [])
     else:
         out.append((item, None))
     for join in joins:
