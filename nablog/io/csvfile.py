@@ -77,6 +77,7 @@ from typing import BinaryIO
 
 from ..lang import Constant, DataError
 from .base import (
+    relation_name,
     SingleRelationFile,
     PendingFile,
     Rows,
@@ -280,6 +281,16 @@ def _quoted_fields(raw: str) -> list[bool]:
         i = comma + 1
 
 
+def _first_fields(path: Path) -> list[str] | None:
+    """The first line's fields, stripped and in lower case (None when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            first = next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None if first is None else [field.strip().lower() for field in first]
+
+
 def _first_line(raw: str) -> str:
     return raw.splitlines()[0] if raw else ""
 
@@ -345,8 +356,11 @@ class CsvFile(SingleRelationFile):
 
     def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None, note=None):
         self.location = Path(path)
-        self.relation = relation if relation is not None else self.location.stem
+        self.relation = relation if relation is not None else relation_name(self.location.stem)
         self.header = header
+        # The relation's #columns names, when the program gives them: a first row that is
+        # exactly those names is the header, whatever the rule would guess (one-row files).
+        self.columns: tuple[str, ...] | None = None
         self.note = note or _print_note
         self._header_fields: list[str] | None = None
         self._newline = "\n"
@@ -361,12 +375,18 @@ class CsvFile(SingleRelationFile):
     def read(self) -> Rows:
         """The rows of the file (remembering its header, line ending and byte-order mark)."""
         decided = self._decided()
+        guessed = decided is None
+        if decided is None and self.columns and _first_fields(self.location) == [c.lower() for c in self.columns]:
+            decided = True
+            self.note(f"{self.location}: the first line names the #columns of {self.relation}: read as a header")
+            guessed = False
         table = read_csv(self.location, decided)
         self._remember(table)
-        if decided is None and table.width is not None:
+        if guessed and table.width is not None:
             first = ",".join(table.header) if table.header is not None else "the first row"
+            shown = f"{self.location}" + (f" (relation {self.relation})" if self.relation != self.location.stem else "")
             self.note(
-                f"{self.location}: "
+                f"{shown}: "
                 + (f"the first line ({_short(first)}) is read as a header" if table.header is not None else "the first line is read as data, not a header")
                 + " (give --header or --no-header to decide otherwise)"
             )
