@@ -159,3 +159,19 @@ def test_a_one_row_file_whose_first_line_names_the_columns_has_a_header(capsys, 
     program.write_text("manager(E, D) :- emp(E, D).\n")  # without #columns: one row, no evidence
     status, out, _ = run(capsys, "query", str(program), "--data", str(data), "--json")
     assert __import__("json").loads(out) == {"manager": [["e", "d"], ["e1", "d1"]]}
+
+
+@pytest.mark.spark
+def test_spark_check_json_says_when_it_holds_fewer_witnesses_than_the_count(capsys, tmp_path, spark_engine, monkeypatch):
+    import json
+
+    import nablog.engines.spark as spark
+
+    monkeypatch.setattr(spark, "WITNESS_CAP", 1)
+    (tmp_path / "p.lp").write_text("r(1). r(2). r(3).\n#constraint big :- r(X), X > 1.\n")
+    status, out, _ = run(capsys, "check", str(tmp_path / "p.lp"), "--engine", "spark", "--json")
+    assert status == 1
+    [violation] = json.loads(out)["violations"]
+    assert violation["count"] == 2 and len(violation["witnesses"]) == 1
+    assert violation["witnesses_complete"] is False
+    assert violation["note"] == "the first 1 witnesses of 2; --witnesses DIR writes all 2 to Parquet"
