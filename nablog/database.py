@@ -156,6 +156,10 @@ class Database:
             program = parse_files(paths)
             facts: dict[str, set[tuple]] = {}
             for source in sources:
+                if isinstance(getattr(source, "columns", None), dict):  # a directory
+                    source.columns = program.column_names
+                elif hasattr(source, "columns"):  # one CSV file
+                    source.columns = program.column_names.get(source.relation)
                 for pred, rows in source.load().items():
                     facts.setdefault(pred, set()).update(rows)
             return program, facts, 0 if stores is None else stores.version()

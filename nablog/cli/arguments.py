@@ -344,7 +344,7 @@ def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=_limit_argument, metavar="N", help="the N smallest realizations (a family counts once)")
     parser.add_argument("--timeout", type=_seconds_argument, metavar="S", help="stop the search after S seconds, with what was found")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
-    parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
+    parser.add_argument("--max-fresh", type=_count_argument, default=2, metavar="K", help="at most K new constants (default 2)")
     parser.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
     parser.add_argument("--no-families", action="store_true", help="every realization on its own row, every value grounded (no family rows; slower on large classes of interchangeable values)")
 
@@ -362,8 +362,29 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
     programs = [f for f in files if not _is_request(f)]
     request = " ".join(f for f in files if _is_request(f))
     if not request:
+        unsigned = next((f for f in programs if _REQUEST.match("+" + f.strip()) and not f.endswith(PROGRAM_SUFFIXES) and not is_file(f)), None)
+        if unsigned is not None:
+            raise NablogError(
+                f"the request {unsigned!r} says neither + (insert) nor - (delete)",
+                where=unsigned,
+                hint=f"write '+{unsigned.strip()}' to insert it or '-{unsigned.strip()}' to delete it",
+            )
         raise NablogError("no request given", hint="write the request after the files, e.g. nablog propose db.lp '+p(1). -q(a).'")
     return programs, request
+
+
+def settings(items: Sequence[str], settable: Sequence[str], what: str) -> dict[str, str]:
+    """``--set NAME=VALUE`` options as a mapping; a missing ``=`` or a name not in ``settable``
+    (the new constants and family variables of ``what``) is refused, saying which it was."""
+    values = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise NablogError(f"--set {item}: no value given", hint=f"write --set {item}=VALUE")
+        if name not in settable:
+            raise NablogError(f"--set {item}: {name} is not a new constant of {what}", hint="its new constants are " + (", ".join(settable) or "none"))
+        values[name] = value
+    return values
 
 
 def _is_request(arg: str) -> bool:
@@ -372,8 +393,20 @@ def _is_request(arg: str) -> bool:
     return (arg[:1] in "+-" or is_sql_request(arg)) and not is_file(arg)
 
 
-def protections(args: argparse.Namespace) -> list:
+def protections(args: argparse.Namespace, arities: dict[str, int] | None = None) -> list:
+    """The ``--protect`` relations and facts; with the program's ``arities``, one the program does
+    not have is refused (a misspelt name would protect nothing)."""
+    import difflib
+
     from ..lang import parse_atom
 
-    return [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
+    protected = [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
+    for item in protected if arities is not None else ():
+        pred, arity = (item, None) if isinstance(item, str) else (item.pred, item.arity)
+        if pred not in arities:
+            close = difflib.get_close_matches(pred, [p for p in arities if not p.startswith("base__")], n=1)
+            raise NablogError(f"--protect {pred}: the program has no relation {pred}", hint=f"did you mean {close[0]}?" if close else "protect a relation of the program, or a fact of one")
+        if arity is not None and arity != arities[pred]:
+            raise NablogError(f"--protect {item}: {pred} has arity {arities[pred]}", hint=f"write {pred} with {arities[pred]} arguments")
+    return protected
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..database import Database
 from ..lang import NablogError, row_sort_key
-from .arguments import protections, split_query, split_request
+from .arguments import protections, settings, split_query, split_request
 from .output import Progress, print_proposal, print_realization, print_reasons, print_table, print_violations, warn
 
 
@@ -29,6 +29,13 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
     for warning in db.warnings:
         warn(warning)
     return db
+
+
+def arities(db: Database) -> dict[str, int]:
+    """Every relation of the database (rules, facts, data) and its arity."""
+    from ..engines.base import relation_arity
+
+    return {**{p: relation_arity(r) for p, r in db.facts.items()}, **db.rules.signatures}
 
 
 def run_query(args: argparse.Namespace) -> int:
@@ -92,7 +99,7 @@ def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | 
         timeout=args.timeout,
         candidates=args.candidates,
         max_fresh=args.max_fresh if max_fresh is None else max_fresh,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         progress=progress,
         families=not args.no_families,
         **more,
@@ -193,20 +200,11 @@ def run_apply(args: argparse.Namespace) -> int:
                 hint="pick a number from 1 to " + str(len(proposal)),
             )
         chosen = proposal[args.pick - 1]
-        values = {}
-        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in settable:
-                raise NablogError(
-                    f"--set {item}: not a new constant of this realization" + (" nor a variable of its family" if chosen.family else ""),
-                    hint="its new constants are " + (", ".join(chosen.fresh) or "none") + (
-                        "; its variables " + ", ".join(v.name for v in chosen.family.variables) if chosen.family else ""
-                    ),
-                )
-            from ..io import text_to_constant
+        from ..io import text_to_constant
 
-            values[name] = text_to_constant(value)
+        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
+        what = "this realization" + (" nor a variable of its family" if chosen.family else "")
+        values = {name: text_to_constant(value) for name, value in settings(args.set, settable, what).items()}
         if values:
             chosen = chosen.substitute(values)
     if args.sql:
@@ -266,7 +264,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
     )
     violations = checked.violations
     if args.json:
-        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        report = {"consistent": not violations, "violations": [_capped(v, args.witnesses) for v in violations]}
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
@@ -274,6 +272,17 @@ def run_bulk_check(args: argparse.Namespace) -> int:
         if args.witnesses and violations:
             print(f"witnesses written to {args.witnesses}/<constraint>/")
     return 1 if violations else 0
+
+
+def _capped(violation, witnesses_dir: str | None) -> dict:
+    """A violation's JSON from the spark checker, saying so when it holds fewer witnesses than
+    its count (at most WITNESS_CAP come to the driver; --witnesses writes every one)."""
+    out = violation.to_json()
+    if len(violation.witnesses) < violation.count:
+        out["witnesses_complete"] = False
+        where = f"all {violation.count:,} are in {witnesses_dir}/{violation.constraint}/" if witnesses_dir else f"--witnesses DIR writes all {violation.count:,} to Parquet"
+        out["note"] = f"the first {len(violation.witnesses):,} witnesses of {violation.count:,}; {where}"
+    return out
 
 
 def run_materialize(args: argparse.Namespace) -> int:
@@ -346,17 +355,12 @@ def run_repair(args: argparse.Namespace) -> int:
         policy=args.policy,
         limit=args.enumerate,
         timeout=args.timeout,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         verified=verified,
         progress=progress,
     )
     if args.set and result.tables:
-        values = {}
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in result.tables[0].fresh:
-                raise NablogError(f"--set {item}: not a new constant of the correction table", hint="its new constants are " + (", ".join(result.tables[0].fresh) or "none"))
-            values[name] = text_to_constant(value)
+        values = {name: text_to_constant(value) for name, value in settings(args.set, list(result.tables[0].fresh), "the correction table").items()}
         result.tables = [t.substitute(values) for t in result.tables]
     if args.out and result.tables:
         written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
