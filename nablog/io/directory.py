@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..lang import DataError, Facts
 from .base import (
+    relation_name,
     FactSource,
     PendingFile,
     check_relation_name,
@@ -39,6 +40,7 @@ class DirectorySource(FactSource):
     def __init__(self, path: str | Path, *, header: bool | None = None):
         self.location = Path(path)
         self.header = header
+        self.columns: dict[str, tuple[str, ...]] = {}  # the program's #columns (see CsvFile.columns)
         self._files: dict[str, TableFile] = {}
 
     def _scan(self) -> dict[str, Path]:
@@ -62,7 +64,7 @@ class DirectorySource(FactSource):
                 if not entry.is_dir():
                     raise DataError(f"cannot read {entry}: not a regular file", where=str(entry), hint="remove it from the data directory")
                 continue
-            name = entry.stem
+            name = relation_name(entry.stem)
             if name in found:
                 raise DataError(
                     f"relation {name} is stored twice in {self.location}: {found[name].name} and {entry.name}",
@@ -81,6 +83,8 @@ class DirectorySource(FactSource):
             else:
                 handler = ParquetFile(path, relation=name)
             self._files[name] = handler
+        if isinstance(handler, CsvFile):
+            handler.columns = self.columns.get(name)
         return handler
 
     def relations(self) -> list[str]:
