@@ -491,6 +491,7 @@ def decisions_path(path: Path) -> Path:
 
 
 def _decisions(path: Path) -> dict:
+    _remove_orphans(decisions_path(path))
     try:
         data = json.loads(decisions_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -512,7 +513,6 @@ def record_header(path: Path, header: bool) -> bool:
     target = decisions_path(path)
     try:
         target.parent.mkdir(exist_ok=True)
-        _remove_orphans(target)
         # Readers record decisions without the commit lock: the temporary file is named with
         # the process, so that one left by a killed reader is known as an orphan.
         prepare_file(target, lambda f: f.write(text), f"pid{os.getpid()}.{secrets.token_hex(4)}").commit()
@@ -522,8 +522,8 @@ def record_header(path: Path, header: bool) -> bool:
 
 
 def _remove_orphans(target: Path) -> None:
-    """Remove the temporary files of ``target`` left by readers killed while recording (the one
-    whose decision is recorded again now: a killed reader's decision was not recorded)."""
+    """Remove the temporary files of ``target`` left by readers killed while recording (each read
+    of the decisions looks: a glob of one directory)."""
     prefix = f".{target.name}.pid"
     for tmp in target.parent.glob(f"{prefix}*.tmp"):
         pid = tmp.name[len(prefix) :].partition(".")[0]
