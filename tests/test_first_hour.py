@@ -175,3 +175,14 @@ def test_spark_check_json_says_when_it_holds_fewer_witnesses_than_the_count(caps
     assert violation["count"] == 2 and len(violation["witnesses"]) == 1
     assert violation["witnesses_complete"] is False
     assert violation["note"] == "the first 1 witnesses of 2; --witnesses DIR writes all 2 to Parquet"
+
+
+def test_repair_out_keeps_the_input_row_order(capsys, tmp_path):
+    data = tmp_path / "d"
+    data.mkdir()
+    (data / "t.csv").write_text("k,v\nz,1\na,2\nm,3\nm,4\nb,5\n")
+    program = tmp_path / "p.lp"
+    program.write_text("#columns t(k, v).\n#fd t: k -> v.\n")
+    status, _, err = run(capsys, "repair", str(program), "--data", str(data), "--out", str(tmp_path / "out"))
+    assert status == 0, err
+    assert (tmp_path / "out" / "t.csv").read_text() == "k,v\nz,1\na,2\nm,3\nb,5\n"

@@ -363,7 +363,9 @@ def run_repair(args: argparse.Namespace) -> int:
         values = {name: text_to_constant(value) for name, value in settings(args.set, list(result.tables[0].fresh), "the correction table").items()}
         result.tables = [t.substitute(values) for t in result.tables]
     if args.out and result.tables:
-        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
+        from ..io.directory import input_order
+
+        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format, order=input_order(db.sources))
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
     explained = [db.why_repair(t) for t in result.tables] if args.why else []

@@ -128,3 +128,22 @@ class DirectorySource(FactSource):
 def _new_format(files: dict[str, Path]) -> str:
     kinds = {SUFFIXES[p.suffix.lower()] for p in files.values()}
     return "parquet" if kinds == {"parquet"} else "csv"
+
+
+def input_order(sources) -> dict[str, list[tuple]]:
+    """The rows of each CSV relation among ``sources`` in the order of its file (the rows that
+    ``repair --out`` writes first, in that order, so a repaired file reads like its input)."""
+    from .csvfile import read_csv
+
+    files: list[CsvFile] = []
+    for source in sources:
+        if isinstance(source, CsvFile):
+            files.append(source)
+        elif isinstance(source, DirectorySource):
+            files.extend(h for name, path in source._scan().items() if isinstance(h := source._file(name, path), CsvFile))
+    order: dict[str, list[tuple]] = {}
+    for csv_file in files:
+        if csv_file.location.exists():
+            table = read_csv(csv_file.location, csv_file._decided(), layout=True)
+            order.setdefault(csv_file.relation, []).extend(row for row, _ in table.layout or () if row is not None)
+    return order

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from ..io.csvfile import write_rows
+from ..io.csvfile import format_field, write_rows
 from ..io.directory import DirectorySource
 from ..io.parquetfile import arrow_table, read_parquet, write_table
 from ..io.stores import Stores
@@ -30,12 +30,14 @@ def repaired_facts(facts: Mapping[str, set], table: CorrectionTable) -> dict[str
     return out
 
 
-def write_repair(directory: str | Path, program: Program, facts: Mapping[str, set], table: CorrectionTable, fmt: str = "csv") -> list[Path]:
+def write_repair(directory: str | Path, program: Program, facts: Mapping[str, set], table: CorrectionTable, fmt: str = "csv", order: Mapping[str, list] | None = None) -> list[Path]:
     """Write every base relation as repaired by ``table`` and the table itself
     (``corrections.csv``/``.parquet``: one row per change, ``op`` ``insert`` or ``delete``, the
     relation and the fact) into ``directory``; return the files written.
 
-    CSV files get a header from the relation's ``#columns`` declaration, if it has one.
+    CSV files get a header from the relation's ``#columns`` declaration, if it has one. A
+    relation with an input ``order`` (its rows as its file held them) keeps it: the rows kept in
+    that order, then the inserted ones, sorted.
     """
     if fmt not in FORMATS:
         raise NablogError(f"unknown output format {fmt!r}", hint="choose csv or parquet")
@@ -54,7 +56,9 @@ def write_repair(directory: str | Path, program: Program, facts: Mapping[str, se
         target = out / f"{name}.{fmt}"
         if fmt == "csv":
             header = list(columns[name]) if name in columns else None
-            writers[target] = lambda f, rows=rows, header=header: write_rows(f, rows, header, "\n", False)
+            first = [format_row(r) for r in dict.fromkeys((order or {}).get(name, ())) if r in rows]
+            rest = rows - set((order or {}).get(name, ())) if first else rows
+            writers[target] = lambda f, rest=rest, header=header, first=first: write_rows(f, rest, None, "\n", False, [*(_header_line(header)), *first]) if first else write_rows(f, rest, header, "\n", False)
         elif rows or target.exists():
             old = read_parquet(target)[1] if target.exists() else None
             arrow = arrow_table(name, rows, target, old.names if old is not None else None, old)
@@ -62,6 +66,14 @@ def write_repair(directory: str | Path, program: Program, facts: Mapping[str, se
     Stores([], [DirectorySource(out)]).replace_files(writers)
     written = list(writers)
     return written
+
+
+def format_row(row: tuple) -> str:
+    return ",".join(format_field(v, len(row) == 1) for v in row) + "\n"
+
+
+def _header_line(header: list[str] | None) -> list[str]:
+    return [] if header is None else [",".join(format_field(h, len(header) == 1) for h in header) + "\n"]
 
 
 def print_report(out: TextIO, result: RepairResult, limit: int = 5) -> None:
