@@ -192,11 +192,18 @@ def child(schema: str, index: int, directory: str, timeout: float, check: float)
         control = clingo.Control(["--heuristic=Domain", "--enum-mode=domRec", "0", "--warn=none"])
         control.add("base", [], text)
         control.ground([("base", [])])
-        models = 0
-        with control.solve(yield_=True) as handle:
-            for _ in handle:
+        models, status = 0, "complete"
+        with control.solve(yield_=True, async_=True) as handle:
+            while True:  # with the request's timeout, as nablog had
+                handle.resume()
+                if not handle.wait(max(0.0, start + timeout - time.monotonic())):
+                    handle.cancel()
+                    status = "timeout"
+                    break
+                if handle.model() is None:
+                    break
                 models += 1
-        peer = {"all": time.monotonic() - start, "models": models, "candidates": len(encodings[0].choices)}
+        peer = {"all": time.monotonic() - start, "models": models, "candidates": len(encodings[0].choices), "status": status}
 
     again = Database.from_files(_program_file(schema, directory), data=[Path(directory) / schema], header=True)
     again.prepare()
@@ -265,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{report['rows']}/{report['members']}",
                     f"{run.peak_mb:.0f}",
                     report["status"],
-                    "-" if peer is None else f"{peer['all']:.3f}",
+                    "-" if peer is None else f"{peer['all']:.3f}" + ("" if peer["status"] == "complete" else f" {peer['status']}"),
                     "-" if peer is None else f"{report['all'] / max(peer['all'], 1e-6):.0f}x",
                     f"{check['elapsed']:.2f} {check['status']}",
                 ])
