@@ -186,3 +186,16 @@ def test_repair_out_keeps_the_input_row_order(capsys, tmp_path):
     status, _, err = run(capsys, "repair", str(program), "--data", str(data), "--out", str(tmp_path / "out"))
     assert status == 0, err
     assert (tmp_path / "out" / "t.csv").read_text() == "k,v\nz,1\na,2\nm,3\nb,5\n"
+
+
+@pytest.mark.parametrize("command", ["check", "repair"])
+def test_long_witness_lines_are_cut_unless_full(capsys, tmp_path, command):
+    wide = ", ".join(f'"{"v" * 30}{i}"' for i in range(12))
+    program = tmp_path / "p.lp"
+    program.write_text(f"w(1, {wide}). w(2, {wide}).\n:- w(X, {', '.join('_' for _ in range(12))}), X > 1.\n")
+    status, out, _ = run(capsys, command, str(program))
+    assert status in (0, 1)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 160 and any(line.endswith(" … (--full)") for line in lines), out
+    status, out, _ = run(capsys, command, str(program), "--full")
+    assert "(--full)" not in out and any(len(line) > 400 for line in out.splitlines())

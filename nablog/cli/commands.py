@@ -250,7 +250,7 @@ def run_check(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, db, violations, args.limit)
+        print_violations(sys.stdout, db, violations, args.limit, full=args.full)
     return 1 if violations else 0
 
 
@@ -268,7 +268,7 @@ def run_bulk_check(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, None, violations, args.limit, total=checked.total)
+        print_violations(sys.stdout, None, violations, args.limit, total=checked.total, full=args.full)
         if args.witnesses and violations:
             print(f"witnesses written to {args.witnesses}/<constraint>/")
     return 1 if violations else 0
@@ -380,7 +380,7 @@ def run_repair(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_report(sys.stdout, result)
+        print_report(sys.stdout, result, full=args.full)
         for i, rows in enumerate(explained, 1):
             sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1

@@ -76,8 +76,26 @@ def _header_line(header: list[str] | None) -> list[str]:
     return [] if header is None else [",".join(format_field(h, len(header) == 1) for h in header) + "\n"]
 
 
-def print_report(out: TextIO, result: RepairResult, limit: int = 5) -> None:
-    """The batch report: violations per constraint with counts, then each table and why."""
+LINE_WIDTH = 160
+"""Where a report cuts a witness line (a violated instance of a wide relation runs to kilobytes)
+unless ``--full`` asks for it whole."""
+
+
+def shorten(text: str, full: bool = False) -> str:
+    """``text`` cut at :data:`LINE_WIDTH` characters with a mark, unless ``full``.
+
+    >>> shorten("x" * 200)[-14:], len(shorten("x" * 200)), shorten("short")
+    ('xxx … (--full)', 160, 'short')
+    """
+    if full or len(text) <= LINE_WIDTH:
+        return text
+    mark = " … (--full)"
+    return text[: LINE_WIDTH - len(mark)] + mark
+
+
+def print_report(out: TextIO, result: RepairResult, limit: int = 5, full: bool = False) -> None:
+    """The batch report: violations per constraint with counts, then each table and why; lines
+    past :data:`LINE_WIDTH` are cut unless ``full``."""
     falsifiers = result.falsifiers
     if not falsifiers:
         out.write("consistent: every constraint holds; nothing to repair\n")
@@ -87,16 +105,16 @@ def print_report(out: TextIO, result: RepairResult, limit: int = 5) -> None:
         trust = "  (trusted: the source should have prevented this)" if v.trusted else ""
         groups = f" in {len(v.groups):,} group" + ("" if len(v.groups) == 1 else "s") if v.groups else ""
         out.write(f"  {v.name}: {v.count:,} violation" + ("" if v.count == 1 else "s") + groups + trust + "\n")
-        out.write(f"    {v.info.text}\n")
+        out.write(shorten(f"    {v.info.text}", full) + "\n")
         for f in list(_first(v, limit)):
-            out.write(f"      {f}\n")
+            out.write(shorten(f"      {f}", full) + "\n")
         if v.count > limit:
             out.write(f"      ... and {v.count - limit:,} more (--json for all)\n")
     out.write(f"\n{result.message}  [{result.case}; {result.components:,} independent component" + ("" if result.components == 1 else "s") + f", {result.candidates:,} candidate changes]\n")
     for i, table in enumerate(result.tables, 1):
         out.write(f"\n[{i}] {table.size:,} change" + ("" if table.size == 1 else "s") + f": {len(table.delete):,} deletion" + ("" if len(table.delete) == 1 else "s") + f", {len(table.insert):,} insertion" + ("" if len(table.insert) == 1 else "s") + "\n")
         for line in table.lines()[: 10 * limit if i == 1 else limit]:
-            out.write(f"      {line}" + (_why(result, line) if i == 1 else "") + "\n")
+            out.write(shorten(f"      {line}" + (_why(result, line) if i == 1 else ""), full) + "\n")
         shown = 10 * limit if i == 1 else limit
         if table.size > shown:
             out.write(f"      ... and {table.size - shown:,} more (see corrections.csv with --out DIR, or --json)\n")

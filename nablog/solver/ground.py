@@ -557,6 +557,8 @@ class Relevance:
                     return self.problem
                 key = agenda.pop()
                 for new_sign, b in self._expand(key[0], key[1], goals[key]):
+                    if self._tick():
+                        return self.problem
                     goal(new_sign, b, round_)
             # UP phase: what the candidates may change, bottom-up.
             changed = self._propagate([c for c in candidates if c not in propagated])
