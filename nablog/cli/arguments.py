@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(check)
     check.add_argument("--json", action="store_true", help="print a JSON report")
     check.add_argument("--limit", type=_count_argument, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
+    check.add_argument("--full", action="store_true", help="print witness lines whole (they are cut at 160 characters)")
     check.add_argument("--witnesses", metavar="DIR", help="with --engine spark: write every violated instance to DIR/<constraint>/ as Parquet")
 
     materialize = commands.add_parser(
@@ -252,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant of an inserted fact")
     repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
+    repair.add_argument("--full", action="store_true", help="print violated instances and corrections whole (lines are cut at 160 characters)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
     repair.add_argument("--why", action="store_true", help="explain each row of each correction table: the violated instances it removes")
 
@@ -267,7 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, reads need it too")
+    serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, every request but /version needs it")
+    serve.add_argument("--max-body", type=_count_argument, default=1 << 20, metavar="BYTES", help="the longest request body taken (default 1 MiB; longer: HTTP 413)")
+    serve.add_argument("--read-timeout", type=_seconds_argument, default=10.0, metavar="S", help="seconds a request body may take to arrive (default 10; then HTTP 408)")
+    serve.add_argument("--deadline", type=_seconds_argument, default=30.0, metavar="S", help="seconds a proposal searches unless the client asks otherwise (default 30)")
+    serve.add_argument("--max-deadline", type=_seconds_argument, default=300.0, metavar="S", help="the longest search a client may ask for (default 300)")
 
     watch = commands.add_parser(
         "watch",

@@ -250,7 +250,7 @@ def run_check(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, db, violations, args.limit)
+        print_violations(sys.stdout, db, violations, args.limit, full=args.full)
     return 1 if violations else 0
 
 
@@ -264,14 +264,25 @@ def run_bulk_check(args: argparse.Namespace) -> int:
     )
     violations = checked.violations
     if args.json:
-        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        report = {"consistent": not violations, "violations": [_capped(v, args.witnesses) for v in violations]}
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, None, violations, args.limit, total=checked.total)
+        print_violations(sys.stdout, None, violations, args.limit, total=checked.total, full=args.full)
         if args.witnesses and violations:
             print(f"witnesses written to {args.witnesses}/<constraint>/")
     return 1 if violations else 0
+
+
+def _capped(violation, witnesses_dir: str | None) -> dict:
+    """A violation's JSON from the spark checker, saying so when it holds fewer witnesses than
+    its count (at most WITNESS_CAP come to the driver; --witnesses writes every one)."""
+    out = violation.to_json()
+    if len(violation.witnesses) < violation.count:
+        out["witnesses_complete"] = False
+        where = f"all {violation.count:,} are in {witnesses_dir}/{violation.constraint}/" if witnesses_dir else f"--witnesses DIR writes all {violation.count:,} to Parquet"
+        out["note"] = f"the first {len(violation.witnesses):,} witnesses of {violation.count:,}; {where}"
+    return out
 
 
 def run_materialize(args: argparse.Namespace) -> int:
@@ -352,7 +363,9 @@ def run_repair(args: argparse.Namespace) -> int:
         values = {name: text_to_constant(value) for name, value in settings(args.set, list(result.tables[0].fresh), "the correction table").items()}
         result.tables = [t.substitute(values) for t in result.tables]
     if args.out and result.tables:
-        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
+        from ..io.directory import input_order
+
+        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format, order=input_order(db.sources))
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
     explained = [db.why_repair(t) for t in result.tables] if args.why else []
@@ -367,7 +380,7 @@ def run_repair(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_report(sys.stdout, result)
+        print_report(sys.stdout, result, full=args.full)
         for i, rows in enumerate(explained, 1):
             sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1

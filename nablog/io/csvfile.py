@@ -77,6 +77,7 @@ from typing import BinaryIO
 
 from ..lang import Constant, DataError
 from .base import (
+    relation_name,
     SingleRelationFile,
     PendingFile,
     Rows,
@@ -280,6 +281,16 @@ def _quoted_fields(raw: str) -> list[bool]:
         i = comma + 1
 
 
+def _first_fields(path: Path) -> list[str] | None:
+    """The first line's fields, stripped and in lower case (None when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            first = next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None if first is None else [field.strip().lower() for field in first]
+
+
 def _first_line(raw: str) -> str:
     return raw.splitlines()[0] if raw else ""
 
@@ -345,8 +356,11 @@ class CsvFile(SingleRelationFile):
 
     def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None, note=None):
         self.location = Path(path)
-        self.relation = relation if relation is not None else self.location.stem
+        self.relation = relation if relation is not None else relation_name(self.location.stem)
         self.header = header
+        # The relation's #columns names, when the program gives them: a first row that is
+        # exactly those names is the header, whatever the rule would guess (one-row files).
+        self.columns: tuple[str, ...] | None = None
         self.note = note or _print_note
         self._header_fields: list[str] | None = None
         self._newline = "\n"
@@ -361,12 +375,18 @@ class CsvFile(SingleRelationFile):
     def read(self) -> Rows:
         """The rows of the file (remembering its header, line ending and byte-order mark)."""
         decided = self._decided()
+        guessed = decided is None
+        if decided is None and self.columns and _first_fields(self.location) == [c.lower() for c in self.columns]:
+            decided = True
+            self.note(f"{self.location}: the first line names the #columns of {self.relation}: read as a header")
+            guessed = False
         table = read_csv(self.location, decided)
         self._remember(table)
-        if decided is None and table.width is not None:
+        if guessed and table.width is not None:
             first = ",".join(table.header) if table.header is not None else "the first row"
+            shown = f"{self.location}" + (f" (relation {self.relation})" if self.relation != self.location.stem else "")
             self.note(
-                f"{self.location}: "
+                f"{shown}: "
                 + (f"the first line ({_short(first)}) is read as a header" if table.header is not None else "the first line is read as data, not a header")
                 + " (give --header or --no-header to decide otherwise)"
             )
@@ -471,6 +491,7 @@ def decisions_path(path: Path) -> Path:
 
 
 def _decisions(path: Path) -> dict:
+    _remove_orphans(decisions_path(path))
     try:
         data = json.loads(decisions_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -492,7 +513,6 @@ def record_header(path: Path, header: bool) -> bool:
     target = decisions_path(path)
     try:
         target.parent.mkdir(exist_ok=True)
-        _remove_orphans(target)
         # Readers record decisions without the commit lock: the temporary file is named with
         # the process, so that one left by a killed reader is known as an orphan.
         prepare_file(target, lambda f: f.write(text), f"pid{os.getpid()}.{secrets.token_hex(4)}").commit()
@@ -502,8 +522,8 @@ def record_header(path: Path, header: bool) -> bool:
 
 
 def _remove_orphans(target: Path) -> None:
-    """Remove the temporary files of ``target`` left by readers killed while recording (the one
-    whose decision is recorded again now: a killed reader's decision was not recorded)."""
+    """Remove the temporary files of ``target`` left by readers killed while recording (each read
+    of the decisions looks: a glob of one directory)."""
     prefix = f".{target.name}.pid"
     for tmp in target.parent.glob(f"{prefix}*.tmp"):
         pid = tmp.name[len(prefix) :].partition(".")[0]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from ..lang import Constant, DataError
 from .base import (
+    relation_name,
     SingleRelationFile,
     PendingFile,
     Rows,
@@ -187,7 +188,7 @@ class ParquetFile(SingleRelationFile):
 
     def __init__(self, path: str | Path, *, relation: str | None = None):
         self.location = Path(path)
-        self.relation = relation if relation is not None else self.location.stem
+        self.relation = relation if relation is not None else relation_name(self.location.stem)
 
     def read(self) -> Rows:
         """The rows of the file."""
