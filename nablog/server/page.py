@@ -8,12 +8,13 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
   program text with its line numbers, the predicates (for completing a request);
 - ``POST /check`` ``{"request": TEXT}``: the request checked as the CLI checks it — 200 with its
   atoms, or 400 with the located message;
-- ``POST /propose/stream``: a proposal as NDJSON, one ``{"realization": ...}`` line as each is
-  found, then ``{"done": ...}`` with the status and the final, numbered list; a client that hangs
-  up stops the search at its next realization (or at its deadline);
+- ``POST /propose/stream`` ``{"request"[, "candidates", "timeout"]}``: a proposal as NDJSON, one
+  ``{"realization": ...}`` line as each is found (and ``{"progress": STAGE}`` as the search moves
+  on), then ``{"done": ...}`` with the status and the final, numbered list; a client that hangs
+  up stops the search at its next realization or stage (or at its deadline);
 - ``POST /explain`` ``{"request", "insert", "delete"}``: why a realization changes what it changes,
   with an SVG picture per requested atom and side effect (:mod:`nablog.explain.render`);
-- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"}``: apply the realization
+- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"[, "candidates"]}``: apply the realization
   the client saw, at the version it was proposed on — HTTP 409 when the data changed since;
 - ``GET /history``, ``POST /undo``: the commits and taking the newest back;
 - ``GET /repair``: violations with the correction tables (tuples) and the cell repair side by
@@ -83,6 +84,14 @@ class Page:
             raise NablogError("the body needs " + ", ".join(repr(k) for k in keys) + " as text", hint='{"request": "+p(1)."}')
         return body
 
+    @staticmethod
+    def _candidates(body: dict) -> str:
+        """The candidate policy a proposal (and the apply that takes one of its realizations) uses."""
+        candidates = body.get("candidates", "attribute")
+        if candidates not in ("attribute", "herbrand"):
+            raise NablogError(f"unknown candidates {candidates!r}", hint="attribute (the default) or herbrand, as nablog propose --candidates")
+        return candidates
+
     def _guard(self, request: Request, write: bool) -> Response | None:
         from .app import _unauthorized
 
@@ -145,6 +154,7 @@ class Page:
         timeout = body.get("timeout", self.server.deadline)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= self.server.max_deadline:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
+        candidates = self._candidates(body)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         stop = threading.Event()
@@ -156,11 +166,16 @@ class Page:
             line = {"realization": realization.to_json()}  # in this thread: side effects cost
             loop.call_soon_threadsafe(queue.put_nowait, line)
 
+        def progress(stage: str) -> None:
+            if stop.is_set():
+                raise Stopped()
+            loop.call_soon_threadsafe(queue.put_nowait, {"progress": stage})
+
         def run() -> None:
             try:
                 with db._lock:
                     version = db.version
-                    proposal = db.propose(body["request"], timeout=timeout, on_realization=found)
+                    proposal = db.propose(body["request"], timeout=timeout, candidates=candidates, on_realization=found, progress=progress)
                     out = proposal.to_json()
                 line = {"done": {"version": version, **out}}
             except Stopped:
@@ -223,6 +238,7 @@ class Page:
         if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in values.items()):
             raise NablogError("'values' maps new constants (or family variables) to values written as text", hint='{"new1": "infor3"}')
         wanted = (sorted(body.get("insert", [])), sorted(body.get("delete", [])))
+        candidates = self._candidates(body)
         from ..io import text_to_constant
 
         def run():
@@ -230,7 +246,7 @@ class Page:
             with db._lock:
                 if db.version != version:
                     return None
-                proposal = db.propose(body["request"], timeout=self.server.deadline)
+                proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
                 for chosen in proposal.realizations:
                     shown = chosen.to_json()
                     if (sorted(shown["insert"]), sorted(shown["delete"])) == wanted:
