@@ -443,6 +443,9 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
         Route("/apply", server.apply, methods=["POST"]),
         Route("/subscribe", server.subscribe, methods=["GET"]),
     ]
+    from .page import Page  # the web page and the endpoints only it needs
+
+    routes += Page(server).routes()
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error, RequestRefused: _refused})
     app.state.server = server
     return app
