@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 import pytest
 
 pytest.importorskip("starlette")
@@ -241,3 +242,47 @@ def test_choose_a_realization_in_the_browser(browser, chairs):
     assert (chairs.directory / "chairs.lp").read_text() == "\n".join(CHAIRS_LINES()) + "\n"
     watcher.close()
     page.close()
+
+
+@pytest.mark.slow
+def test_closing_the_stream_kills_the_search_and_nothing_waits_for_it(tmp_path):
+    """The stop button: the page closes the stream, and the child process searching (a search of
+    minutes: issue 24's inconsistent graph) is killed; queries never waited for it."""
+    import http.client
+    import time
+
+    from tests.faults.test_hostile_http import _inconsistent_graph
+
+    _inconsistent_graph(tmp_path / "graph.lp")
+    server = ChairsServer(tmp_path, (tmp_path / "graph.lp").read_text())
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection.request("POST", "/propose/stream", json.dumps({"request": "+closure(n0, n11)."}), {"Authorization": "Bearer " + server.token})
+        response = connection.getresponse()
+        assert "progress" in json.loads(response.readline())  # the search is under way
+        began = time.monotonic()
+        status, data = server.json("GET", "/query?atom=closure(n0,n1)")
+        assert status == 200 and data["rows"] == [["n0", "n1"]] and time.monotonic() - began < 1.5
+        assert _children(server.process.pid), "the search is not running"
+        connection.close()  # the stop button
+        deadline = time.monotonic() + 10
+        while _children(server.process.pid):
+            assert time.monotonic() < deadline, "the search kept running after its client left"
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert "Traceback" not in server.process.stdout.read()
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (from /proc; a reaped child is gone)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split() if entry.name.isdigit() else None
+        except OSError:
+            continue
+        if fields and int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry.name))
+    return out
