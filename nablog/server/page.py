@@ -22,9 +22,8 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import threading
 from importlib import resources
 from typing import AsyncIterator
 
@@ -38,10 +37,6 @@ from ..lang import NablogError
 
 PAGE = resources.files("nablog.server") / "page"
 REPAIR_TABLES = 10  # correction tables listed on the repair tab
-
-
-class Stopped(Exception):
-    """The client hung up: the proposal it asked for is abandoned."""
 
 
 def _conflict(version_now: int, asked: int) -> Response:
@@ -145,45 +140,38 @@ class Page:
         timeout = body.get("timeout", self.server.deadline)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= self.server.max_deadline:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
-        db = self.db
+        from .app import PROPOSE_GRACE, followed
 
-        def found(realization) -> None:
-            if stop.is_set():
-                raise Stopped()
-            line = {"realization": realization.to_json()}  # in this thread: side effects cost
-            loop.call_soon_threadsafe(queue.put_nowait, line)
+        text = body["request"]
 
-        def run() -> None:
-            try:
-                with db._lock:
-                    version = db.version
-                    proposal = db.propose(body["request"], timeout=timeout, on_realization=found)
-                    out = proposal.to_json()
-                line = {"done": {"version": version, **out}}
-            except Stopped:
-                line = None
-            except NablogError as e:
-                line = {"error": str(e)}
-            except Exception as e:  # the stream has begun: the failure is its last line
-                line = {"error": f"error: internal error: {type(e).__name__}: {e}"}
-            loop.call_soon_threadsafe(queue.put_nowait, line)
+        def work(db, send):
+            # In the child process (Database.apart): each realization's JSON is sent as it is
+            # found (its side effects cost), the search holds no lock, and it is killed when the
+            # client hangs up (the stop button) or its deadline has long passed.
+            proposal = db.propose(text, timeout=timeout, on_realization=lambda r: send(r.to_json()))
+            return db.version, proposal.to_json()
 
-        loop.run_in_executor(None, run)
+        search = await anyio.to_thread.run_sync(self.db.apart, work)
 
         async def lines() -> AsyncIterator[str]:
             try:
-                while True:
-                    line = await queue.get()
-                    if line is None:
-                        return
-                    yield json.dumps(line, ensure_ascii=False) + "\n"
-                    if "done" in line or "error" in line:
-                        return
+                async with contextlib.aclosing(followed(search, timeout + PROPOSE_GRACE)) as updates:
+                    async for kind, item in updates:
+                        if kind == "item":
+                            line = {"realization": item}
+                        elif kind == "late":
+                            line = {"error": f"error: the proposal did not end within {timeout + PROPOSE_GRACE:g} s"}
+                        else:
+                            try:
+                                version, out = search.result()
+                                line = {"done": {"version": version, **out}}
+                            except NablogError as e:
+                                line = {"error": str(e)}
+                            except Exception as e:  # the stream has begun: the failure is its last line
+                                line = {"error": f"error: internal error: {type(e).__name__}: {e}"}
+                        yield json.dumps(line, ensure_ascii=False) + "\n"
             finally:
-                stop.set()  # a client that hung up (the stop button) ends the search
+                search.cancel()
 
         return StreamingResponse(lines(), media_type="application/x-ndjson", headers={"Cache-Control": "no-store"})
 
