@@ -13,12 +13,14 @@ The protocol, step by step:
 1. The parent holds the database's lock across the fork (no commit is half done in the copy)
    and releases it at once: the child's work never holds it.
 2. The child puts back the default handlers of SIGINT and SIGTERM (a server's handlers would
-   stop the parent's event loop), runs ``work(db)``, writes its pickled outcome — the value, or
-   the error it raised — to a pipe, and leaves with ``os._exit`` (no atexit handlers, none of the
-   parent's buffers flushed twice).
-3. The parent reads the pipe until its end (:meth:`Apart.fileno` for an event loop's reader,
-   :meth:`Apart.pump` reads what is there without blocking) and reaps the child;
-   :meth:`Apart.cancel` kills and reaps it. A child that died without an answer is reported.
+   stop the parent's event loop) and runs ``work(db, send)``: each ``send(item)`` writes a frame
+   (length, then the pickled item) to a pipe as the work goes (a realization as it is found),
+   and the outcome — the value, or the error raised — is the last frame. The child leaves with
+   ``os._exit`` (no atexit handlers, none of the parent's buffers flushed twice).
+3. The parent reads the pipe until its end (:meth:`Apart.fileno` for an event loop's reader;
+   :meth:`Apart.pump` reads what is there without blocking, :meth:`Apart.items` takes the items
+   sent so far) and reaps the child; :meth:`Apart.cancel` kills and reaps it. A child that died
+   without an answer is reported.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-from typing import TYPE_CHECKING, Callable, Generic, TypeVar
+import struct
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from .lang import NablogError
 
@@ -37,10 +41,10 @@ T = TypeVar("T")
 
 
 class Apart(Generic[T]):
-    """A child process running ``work(db)`` on ``db`` as it was when started (call it with the
-    database's lock held: :meth:`nablog.database.Database.apart`)."""
+    """A child process running ``work(db, send)`` on ``db`` as it was when started (call it with
+    the database's lock held: :meth:`nablog.database.Database.apart`)."""
 
-    def __init__(self, db: "Database", work: Callable[["Database"], T]):
+    def __init__(self, db: "Database", work: Callable[["Database", Callable[[Any], None]], T]):
         read, write = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - the child (its coverage is not collected)
@@ -49,7 +53,9 @@ class Apart(Generic[T]):
         os.close(write)
         os.set_blocking(read, False)
         self._read: int | None = read
-        self._chunks: list[bytes] = []
+        self._buffer = bytearray()
+        self._items: deque = deque()
+        self._outcome: tuple[str, Any] | None = None
         self._ended = False  # the pipe's end was read: the answer is whole
         self._status: int | None = None  # the child's, once reaped
 
@@ -64,10 +70,26 @@ class Apart(Generic[T]):
             try:
                 chunk = os.read(self.fileno(), 1 << 16)
             except BlockingIOError:
-                return False
+                break
             self._ended = not chunk
-            self._chunks.append(chunk)
-        return True
+            self._buffer += chunk
+        while len(self._buffer) >= _HEAD.size:
+            (size,) = _HEAD.unpack_from(self._buffer)
+            if len(self._buffer) < _HEAD.size + size:
+                break
+            kind, value = pickle.loads(self._buffer[_HEAD.size : _HEAD.size + size])
+            del self._buffer[: _HEAD.size + size]
+            if kind == "item":
+                self._items.append(value)
+            else:
+                self._outcome = (kind, value)
+        return self._ended
+
+    def items(self) -> list:
+        """The items the work sent since the last call, in order."""
+        taken = list(self._items)
+        self._items.clear()
+        return taken
 
     def result(self) -> T:
         """The work's value (waiting for it if need be); the error it raised is raised."""
@@ -75,13 +97,12 @@ class Apart(Generic[T]):
             os.set_blocking(self.fileno(), True)
             self.pump()  # blocking now: reads to the pipe's end
         self.cancel()  # reaped: it has written all and is leaving
-        data = b"".join(self._chunks)
-        if not data:
+        if self._outcome is None:
             raise NablogError(
                 f"the worker process ended without an answer ({_ending(self._status)})",
                 hint="the work was killed (out of memory?) or cancelled; try again with a smaller request",
             )
-        kind, value = pickle.loads(data)
+        kind, value = self._outcome
         if kind == "error":
             raise value
         return value
@@ -104,25 +125,31 @@ class Apart(Generic[T]):
         return not self._ended and self._status is None
 
 
+_HEAD = struct.Struct("<Q")  # a frame's length
+
+
 def _run_child(db: "Database", work: Callable, answer: int) -> None:  # pragma: no cover - the child
+    def write(kind: str, value: Any) -> None:
+        try:
+            data = pickle.dumps((kind, value))
+            pickle.loads(data)
+        except Exception:  # an error type that does not pickle: its message still gets through
+            data = pickle.dumps(("error", NablogError(str(value).removeprefix("error: "))))
+        view = memoryview(_HEAD.pack(len(data)) + data)
+        while view:
+            view = view[os.write(answer, view):]
+
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            outcome = ("value", work(db))
+            outcome = ("value", work(db, lambda item: write("item", item)))
         except NablogError as e:
             outcome = ("error", e)
         except BaseException as e:  # reported to the parent as what it is, not lost
             outcome = ("error", RuntimeError(f"{type(e).__name__}: {e}"))
-        try:
-            data = pickle.dumps(outcome)
-            pickle.loads(data)
-        except Exception:  # an error type that does not pickle: its message still gets through
-            data = pickle.dumps(("error", NablogError(str(outcome[1]).removeprefix("error: "))))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(answer, view):]
+        write(*outcome)
     except BaseException:
         status = 1
     finally:

@@ -494,14 +494,15 @@ class Database:
             prepare(self.rules, self.python_model(), index)
             index.tables["prepared"] = True
 
-    def apart(self, work: "Callable[[Database], T]") -> "Apart[T]":
-        """Start ``work(db)`` in a child process on this database as it is now (version N, never
-        half a commit) and return its handle (:class:`nablog.apart.Apart`: ``pump``, ``result``,
-        ``cancel``). The work reads an immutable copy and holds no lock while it runs: commits,
-        queries and subscriptions go on, and cancelling stops it at once. Its value must pickle.
+    def apart(self, work: "Callable[[Database, Callable[[object], None]], T]") -> "Apart[T]":
+        """Start ``work(db, send)`` in a child process on this database as it is now (version N,
+        never half a commit) and return its handle (:class:`nablog.apart.Apart`: ``pump``,
+        ``items``, ``result``, ``cancel``). The work reads an immutable copy and holds no lock
+        while it runs: commits, queries and subscriptions go on, and cancelling stops it at once.
+        ``send(item)`` hands an item to the parent as the work goes; items and value must pickle.
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
-        >>> search = db.apart(lambda db: (db.version, [r.changes.lines() for r in db.propose("+p(1).")]))
+        >>> search = db.apart(lambda db, send: (db.version, [r.changes.lines() for r in db.propose("+p(1).")]))
         >>> db.commit(["q(2)"])[0], search.result()
         (1, (0, [['-r(1)']]))
         """

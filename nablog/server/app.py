@@ -270,36 +270,18 @@ class Server:
         # nothing waits for it, and it is killed when its client leaves or its deadline passes.
         # The JSON is built there too: it computes the side effects a realization left to be
         # computed when asked (solver.realization.Verifier.effects), seconds of work.
-        search = await anyio.to_thread.run_sync(self.db.apart, lambda db: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()))
+        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()))
         try:
-            if not await self._finished(search, request, seconds + PROPOSE_GRACE):
-                return _bad("the client left", "nobody reads this", 499)
+            async with contextlib.aclosing(followed(search, seconds + PROPOSE_GRACE, request.is_disconnected)) as updates:
+                async for kind, _ in updates:
+                    if kind == "left":
+                        return _bad("the client left", "nobody reads this", 499)
+                    if kind == "late":
+                        return _bad(f"the proposal did not end within {seconds + PROPOSE_GRACE:g} s", "ask for a shorter timeout or fewer realizations (limit)", 503)
             version, proposal = search.result()
         finally:
             search.cancel()
         return JSONResponse({"version": version, **proposal})
-
-    async def _finished(self, search: Apart, request: Request, seconds: float) -> bool:
-        """Wait for ``search``'s answer; False when the client disconnected first. A search that
-        overran its deadline by more than the grace is refused (503)."""
-        loop = asyncio.get_running_loop()
-        readable = asyncio.Event()
-        pipe = search.fileno()
-        loop.add_reader(pipe, readable.set)
-        limit = loop.time() + seconds
-        try:
-            while True:
-                readable.clear()
-                if search.pump():
-                    return True
-                if await request.is_disconnected():
-                    return False
-                if loop.time() > limit:
-                    raise RequestRefused(503, f"the proposal did not end within {seconds:g} s", "ask for a shorter timeout or fewer realizations (limit)")
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(readable.wait(), DISCONNECT_POLL)
-        finally:
-            loop.remove_reader(pipe)  # before the route's cancel closes it
 
     async def apply(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
@@ -382,6 +364,37 @@ class Server:
                 yield _event(message, message["version"])
         finally:
             channel.listeners.discard(listener)
+
+
+async def followed(search: Apart, seconds: float, left=None) -> AsyncIterator[tuple[str, object]]:
+    """What a search in a child process (:meth:`nablog.database.Database.apart`) sends, as it
+    comes, read on the event loop: ``("item", x)`` per item, then ``("done", None)`` once its
+    answer is whole (``search.result()`` has it); ``("left", None)`` when ``left()`` says the
+    client disconnected, ``("late", None)`` past ``seconds``. The caller cancels the search."""
+    loop = asyncio.get_running_loop()
+    readable = asyncio.Event()
+    pipe = search.fileno()
+    loop.add_reader(pipe, readable.set)
+    limit = loop.time() + seconds
+    try:
+        while True:
+            readable.clear()
+            whole = search.pump()
+            for item in search.items():
+                yield "item", item
+            if whole:
+                yield "done", None
+                return
+            if left is not None and await left():
+                yield "left", None
+                return
+            if loop.time() > limit:
+                yield "late", None
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(readable.wait(), DISCONNECT_POLL)
+    finally:
+        loop.remove_reader(pipe)  # before the caller's cancel closes it
 
 
 def _event(data: dict, id: int | None, name: str | None = None) -> str:

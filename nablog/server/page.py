@@ -23,10 +23,8 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import os
 from importlib import resources
 from typing import AsyncIterator
 
@@ -37,7 +35,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..lang import NablogError
-from .app import DISCONNECT_POLL, PROPOSE_GRACE, _unauthorized
 
 PAGE = resources.files("nablog.server") / "page"
 REPAIR_TABLES = 10  # correction tables listed on the repair tab
@@ -91,6 +88,8 @@ class Page:
         return candidates
 
     def _guard(self, request: Request, write: bool) -> Response | None:
+        from .app import _unauthorized
+
         return None if self.server.authorized(request, write) else _unauthorized()
 
     # -- the page ---------------------------------------------------------------------------------
@@ -150,81 +149,45 @@ class Page:
         timeout = body.get("timeout", self.server.deadline)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= self.server.max_deadline:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
-        candidates = self._candidates(body)
-        text = body["request"]
-        # The search runs in a child process on the state of this version (Database.apart, as
-        # POST /propose): nothing waits for it, and closing the stream kills it at once (the
-        # stop button). The child writes a line per realization and stage to its own pipe; its
-        # final answer comes through the Apart's.
-        lines_out, lines_in = os.pipe()
+        from .app import PROPOSE_GRACE, followed
 
-        def work(db):
-            os.close(lines_out)
+        text, candidates = body["request"], self._candidates(body)
 
-            def emit(line: dict) -> None:
-                view = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode())
-                while view:
-                    view = view[os.write(lines_in, view):]
-
+        def work(db, send):
+            # In the child process (Database.apart): each realization's JSON is sent as it is
+            # found (its side effects cost), and each stage of the search; the search holds no
+            # lock, and it is killed when the client hangs up (the stop button) or its deadline
+            # has long passed.
             proposal = db.propose(
                 text, timeout=timeout, candidates=candidates,
-                on_realization=lambda r: emit({"realization": r.to_json()}),  # side effects are computed here, in the child
-                progress=lambda stage: emit({"progress": stage}),
+                on_realization=lambda r: send({"realization": r.to_json()}),
+                progress=lambda stage: send({"progress": stage}),
             )
             return db.version, proposal.to_json()
 
-        try:
-            search = await anyio.to_thread.run_sync(self.db.apart, work)
-        finally:
-            os.close(lines_in)  # the child holds its own copy
-        return StreamingResponse(self._stream(search, lines_out, timeout + PROPOSE_GRACE), media_type="application/x-ndjson", headers={"Cache-Control": "no-store"})
+        search = await anyio.to_thread.run_sync(self.db.apart, work)
 
-    async def _stream(self, search, lines_out: int, seconds: float) -> AsyncIterator[str]:
-        """The child's lines as they come, then its answer as ``done`` (or ``error``); the child is
-        killed when the client leaves (the generator is closed) or the deadline has long passed."""
-        loop = asyncio.get_running_loop()
-        readable = asyncio.Event()
-        os.set_blocking(lines_out, False)
-        answer_pipe = search.fileno()
-        loop.add_reader(lines_out, readable.set)
-        loop.add_reader(answer_pipe, readable.set)
-        limit = loop.time() + seconds
-        buffer = b""
+        async def lines() -> AsyncIterator[str]:
+            try:
+                async with contextlib.aclosing(followed(search, timeout + PROPOSE_GRACE)) as updates:
+                    async for kind, item in updates:
+                        if kind == "item":
+                            line = item
+                        elif kind == "late":
+                            line = {"error": f"error: the proposal did not end within {timeout + PROPOSE_GRACE:g} s"}
+                        else:
+                            try:
+                                version, out = search.result()
+                                line = {"done": {"version": version, **out}}
+                            except NablogError as e:
+                                line = {"error": str(e)}
+                            except Exception as e:  # the stream has begun: the failure is its last line
+                                line = {"error": f"error: internal error: {type(e).__name__}: {e}"}
+                        yield json.dumps(line, ensure_ascii=False) + "\n"
+            finally:
+                search.cancel()
 
-        def drain() -> list[str]:
-            nonlocal buffer
-            with contextlib.suppress(BlockingIOError):
-                while chunk := os.read(lines_out, 1 << 16):
-                    buffer += chunk
-            *whole, buffer = buffer.split(b"\n")
-            return [line.decode() + "\n" for line in whole]
-
-        try:
-            while True:
-                readable.clear()
-                finished = search.pump()
-                for line in drain():
-                    yield line
-                if finished:
-                    loop.remove_reader(answer_pipe)  # before result() closes it
-                    answer_pipe = None
-                    try:
-                        version, answer = search.result()
-                        yield json.dumps({"done": {"version": version, **answer}}, ensure_ascii=False) + "\n"
-                    except NablogError as e:
-                        yield json.dumps({"error": str(e)}, ensure_ascii=False) + "\n"
-                    return
-                if loop.time() > limit:
-                    yield json.dumps({"error": f"error: the proposal did not end within {seconds:g} s"}) + "\n"
-                    return
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(readable.wait(), DISCONNECT_POLL)
-        finally:
-            loop.remove_reader(lines_out)
-            if answer_pipe is not None:
-                loop.remove_reader(answer_pipe)
-            search.cancel()
-            os.close(lines_out)
+        return StreamingResponse(lines(), media_type="application/x-ndjson", headers={"Cache-Control": "no-store"})
 
     async def explain(self, request: Request) -> Response:
         if (refused := self._guard(request, write=True)) is not None:

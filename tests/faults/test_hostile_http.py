@@ -135,6 +135,13 @@ def _tree_cpu(pid: int) -> float:
     return total
 
 
+def _idle_soon(pid: int, message: str, seconds: float = 10) -> None:
+    """Wait, at most ``seconds``, for the server and its children to use under 20% of a core."""
+    deadline = time.monotonic() + seconds
+    while _busy(pid, 0.5) > 0.2:
+        assert time.monotonic() < deadline, message
+
+
 def _busy(pid: int, seconds: float = 1.0) -> float:
     """The share of one core the server and its children used over ``seconds``."""
     before = _tree_cpu(pid)
@@ -164,10 +171,18 @@ def test_readers_and_writers_never_wait_for_a_long_proposal_and_a_left_one_stops
         assert version == 1 and client.query("closure(z1, Y)") == [["z1", "z2"]]
         assert select.select([proposer], [], [], 0)[0] == [], "the proposal answered: it was not in flight"
         proposer.close()  # the client leaves: its search stops soon
-        deadline = time.monotonic() + 10
-        while _busy(server.process.pid, 0.5) > 0.2:
-            assert time.monotonic() < deadline, "the proposal kept running after its client left"
-        assert client.version() == 1
+        _idle_soon(server.process.pid, "the proposal kept running after its client left")
+        # The page's streamed proposal likewise: readers go on, the stop button stops it.
+        streamer = socket.create_connection((host, int(port)), timeout=10)
+        streamer.sendall(_post(server, "/propose/stream", len(body)).encode() + b"\r\n" + body)
+        time.sleep(0.5)
+        began = time.monotonic()
+        assert ["z1", "z2"] in client.query("closure(z1, Y)") and client.commit(insert=["edge(z2, z3)"]) == 2
+        assert time.monotonic() - began < 1.5
+        assert b"realization" not in streamer.recv(65536)  # the head; the search goes on
+        streamer.close()
+        _idle_soon(server.process.pid, "the streamed proposal kept running after its client left")
+        assert client.version() == 2
     finally:
         server.stop()
     output = server.process.stdout.read()
