@@ -8,12 +8,13 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
   program text with its line numbers, the predicates (for completing a request);
 - ``POST /check`` ``{"request": TEXT}``: the request checked as the CLI checks it — 200 with its
   atoms, or 400 with the located message;
-- ``POST /propose/stream``: a proposal as NDJSON, one ``{"realization": ...}`` line as each is
-  found, then ``{"done": ...}`` with the status and the final, numbered list; a client that hangs
-  up stops the search at its next realization (or at its deadline);
+- ``POST /propose/stream`` ``{"request"[, "candidates", "timeout"]}``: a proposal as NDJSON, one
+  ``{"realization": ...}`` line as each is found (and ``{"progress": STAGE}`` as the search moves
+  on), then ``{"done": ...}`` with the status and the final, numbered list; the search runs in a
+  child process (:meth:`nablog.database.Database.apart`), killed when the client hangs up;
 - ``POST /explain`` ``{"request", "insert", "delete"}``: why a realization changes what it changes,
   with an SVG picture per requested atom and side effect (:mod:`nablog.explain.render`);
-- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"}``: apply the realization
+- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"[, "candidates"]}``: apply the realization
   the client saw, at the version it was proposed on — HTTP 409 when the data changed since;
 - ``GET /history``, ``POST /undo``: the commits and taking the newest back;
 - ``GET /repair``: violations with the correction tables (tuples) and the cell repair side by
@@ -22,9 +23,8 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import threading
 from importlib import resources
 from typing import AsyncIterator
 
@@ -38,10 +38,6 @@ from ..lang import NablogError
 
 PAGE = resources.files("nablog.server") / "page"
 REPAIR_TABLES = 10  # correction tables listed on the repair tab
-
-
-class Stopped(Exception):
-    """The client hung up: the proposal it asked for is abandoned."""
 
 
 def _conflict(version_now: int, asked: int) -> Response:
@@ -82,6 +78,14 @@ class Page:
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in keys):
             raise NablogError("the body needs " + ", ".join(repr(k) for k in keys) + " as text", hint='{"request": "+p(1)."}')
         return body
+
+    @staticmethod
+    def _candidates(body: dict) -> str:
+        """The candidate policy a proposal (and the apply that takes one of its realizations) uses."""
+        candidates = body.get("candidates", "attribute")
+        if candidates not in ("attribute", "herbrand"):
+            raise NablogError(f"unknown candidates {candidates!r}", hint="attribute (the default) or herbrand, as nablog propose --candidates")
+        return candidates
 
     def _guard(self, request: Request, write: bool) -> Response | None:
         from .app import _unauthorized
@@ -145,45 +149,43 @@ class Page:
         timeout = body.get("timeout", self.server.deadline)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= self.server.max_deadline:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
-        db = self.db
+        from .app import PROPOSE_GRACE, followed
 
-        def found(realization) -> None:
-            if stop.is_set():
-                raise Stopped()
-            line = {"realization": realization.to_json()}  # in this thread: side effects cost
-            loop.call_soon_threadsafe(queue.put_nowait, line)
+        text, candidates = body["request"], self._candidates(body)
 
-        def run() -> None:
-            try:
-                with db._lock:
-                    version = db.version
-                    proposal = db.propose(body["request"], timeout=timeout, on_realization=found)
-                    out = proposal.to_json()
-                line = {"done": {"version": version, **out}}
-            except Stopped:
-                line = None
-            except NablogError as e:
-                line = {"error": str(e)}
-            except Exception as e:  # the stream has begun: the failure is its last line
-                line = {"error": f"error: internal error: {type(e).__name__}: {e}"}
-            loop.call_soon_threadsafe(queue.put_nowait, line)
+        def work(db, send):
+            # In the child process (Database.apart): each realization's JSON is sent as it is
+            # found (its side effects cost), and each stage of the search; the search holds no
+            # lock, and it is killed when the client hangs up (the stop button) or its deadline
+            # has long passed.
+            proposal = db.propose(
+                text, timeout=timeout, candidates=candidates,
+                on_realization=lambda r: send({"realization": r.to_json()}),
+                progress=lambda stage: send({"progress": stage}),
+            )
+            return db.version, proposal.to_json()
 
-        loop.run_in_executor(None, run)
+        search = await anyio.to_thread.run_sync(self.db.apart, work)
 
         async def lines() -> AsyncIterator[str]:
             try:
-                while True:
-                    line = await queue.get()
-                    if line is None:
-                        return
-                    yield json.dumps(line, ensure_ascii=False) + "\n"
-                    if "done" in line or "error" in line:
-                        return
+                async with contextlib.aclosing(followed(search, timeout + PROPOSE_GRACE)) as updates:
+                    async for kind, item in updates:
+                        if kind == "item":
+                            line = item
+                        elif kind == "late":
+                            line = {"error": f"error: the proposal did not end within {timeout + PROPOSE_GRACE:g} s"}
+                        else:
+                            try:
+                                version, out = search.result()
+                                line = {"done": {"version": version, **out}}
+                            except NablogError as e:
+                                line = {"error": str(e)}
+                            except Exception as e:  # the stream has begun: the failure is its last line
+                                line = {"error": f"error: internal error: {type(e).__name__}: {e}"}
+                        yield json.dumps(line, ensure_ascii=False) + "\n"
             finally:
-                stop.set()  # a client that hung up (the stop button) ends the search
+                search.cancel()
 
         return StreamingResponse(lines(), media_type="application/x-ndjson", headers={"Cache-Control": "no-store"})
 
@@ -223,6 +225,7 @@ class Page:
         if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in values.items()):
             raise NablogError("'values' maps new constants (or family variables) to values written as text", hint='{"new1": "infor3"}')
         wanted = (sorted(body.get("insert", [])), sorted(body.get("delete", [])))
+        candidates = self._candidates(body)
         from ..io import text_to_constant
 
         def run():
@@ -230,7 +233,7 @@ class Page:
             with db._lock:
                 if db.version != version:
                     return None
-                proposal = db.propose(body["request"], timeout=self.server.deadline)
+                proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
                 for chosen in proposal.realizations:
                     shown = chosen.to_json()
                     if (sorted(shown["insert"]), sorted(shown["delete"])) == wanted:
