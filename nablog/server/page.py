@@ -8,12 +8,13 @@ what the stable core (:mod:`nablog.server.app`) lacks for choosing among realiza
   program text with its line numbers, the predicates (for completing a request);
 - ``POST /check`` ``{"request": TEXT}``: the request checked as the CLI checks it — 200 with its
   atoms, or 400 with the located message;
-- ``POST /propose/stream``: a proposal as NDJSON, one ``{"realization": ...}`` line as each is
-  found, then ``{"done": ...}`` with the status and the final, numbered list; a client that hangs
-  up stops the search at its next realization (or at its deadline);
+- ``POST /propose/stream`` ``{"request"[, "candidates", "timeout"]}``: a proposal as NDJSON, one
+  ``{"realization": ...}`` line as each is found (and ``{"progress": STAGE}`` as the search moves
+  on), then ``{"done": ...}`` with the status and the final, numbered list; the search runs in a
+  child process (:meth:`nablog.database.Database.apart`), killed when the client hangs up;
 - ``POST /explain`` ``{"request", "insert", "delete"}``: why a realization changes what it changes,
   with an SVG picture per requested atom and side effect (:mod:`nablog.explain.render`);
-- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"}``: apply the realization
+- ``POST /choose`` ``{"request", "version", "insert", "delete", "values"[, "candidates"]}``: apply the realization
   the client saw, at the version it was proposed on — HTTP 409 when the data changed since;
 - ``GET /history``, ``POST /undo``: the commits and taking the newest back;
 - ``GET /repair``: violations with the correction tables (tuples) and the cell repair side by
@@ -77,6 +78,24 @@ class Page:
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in keys):
             raise NablogError("the body needs " + ", ".join(repr(k) for k in keys) + " as text", hint='{"request": "+p(1)."}')
         return body
+
+    @staticmethod
+    def _candidates(body: dict) -> str:
+        """The candidate policy a proposal (and the apply that takes one of its realizations) uses."""
+        candidates = body.get("candidates", "attribute")
+        if candidates not in ("attribute", "herbrand"):
+            raise NablogError(f"unknown candidates {candidates!r}", hint="attribute (the default) or herbrand, as nablog propose --candidates")
+        return candidates
+
+    async def _apart(self, work):
+        """``work(db)`` in a child process on the database as it is now (:meth:`nablog.database.
+        Database.apart`, as ``POST /propose``): the lock is held for the fork only, so queries
+        and commits never wait for an explanation or a repair; its answer is awaited in a thread."""
+        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: work(db))
+        try:
+            return await anyio.to_thread.run_sync(search.result)
+        finally:
+            search.cancel()
 
     def _guard(self, request: Request, write: bool) -> Response | None:
         from .app import _unauthorized
@@ -142,13 +161,18 @@ class Page:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
         from .app import PROPOSE_GRACE, followed
 
-        text = body["request"]
+        text, candidates = body["request"], self._candidates(body)
 
         def work(db, send):
             # In the child process (Database.apart): each realization's JSON is sent as it is
-            # found (its side effects cost), the search holds no lock, and it is killed when the
-            # client hangs up (the stop button) or its deadline has long passed.
-            proposal = db.propose(text, timeout=timeout, on_realization=lambda r: send(r.to_json()))
+            # found (its side effects cost), and each stage of the search; the search holds no
+            # lock, and it is killed when the client hangs up (the stop button) or its deadline
+            # has long passed.
+            proposal = db.propose(
+                text, timeout=timeout, candidates=candidates,
+                on_realization=lambda r: send({"realization": r.to_json()}),
+                progress=lambda stage: send({"progress": stage}),
+            )
             return db.version, proposal.to_json()
 
         search = await anyio.to_thread.run_sync(self.db.apart, work)
@@ -158,7 +182,7 @@ class Page:
                 async with contextlib.aclosing(followed(search, timeout + PROPOSE_GRACE)) as updates:
                     async for kind, item in updates:
                         if kind == "item":
-                            line = {"realization": item}
+                            line = item
                         elif kind == "late":
                             line = {"error": f"error: the proposal did not end within {timeout + PROPOSE_GRACE:g} s"}
                         else:
@@ -190,13 +214,12 @@ class Page:
         changes = Changes()
         changes.insert, changes.delete = tuple(map(parse_atom, insert)), tuple(map(parse_atom, delete))
 
-        def run():
-            with self.db._lock:
-                why = self.db.why_realization(body["request"], changes)
-                pictures = [{"change": c, "kind": kind, "svg": w.svg()} for kind, items in (("requested", why.requested), ("side effect", why.side_effects)) for c, w in items]
-                return {"version": self.db.version, "text": why.text(), "needs": [n.line() for n in why.needs], "pictures": pictures}
+        def work(db):
+            why = db.why_realization(body["request"], changes)
+            pictures = [{"change": c, "kind": kind, "svg": w.svg()} for kind, items in (("requested", why.requested), ("side effect", why.side_effects)) for c, w in items]
+            return {"version": db.version, "text": why.text(), "needs": [n.line() for n in why.needs], "pictures": pictures}
 
-        return JSONResponse(await anyio.to_thread.run_sync(run))
+        return JSONResponse(await self._apart(work))
 
     async def choose(self, request: Request) -> Response:
         """Apply the realization the client was shown: proposed again at the same version (the
@@ -211,6 +234,7 @@ class Page:
         if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in values.items()):
             raise NablogError("'values' maps new constants (or family variables) to values written as text", hint='{"new1": "infor3"}')
         wanted = (sorted(body.get("insert", [])), sorted(body.get("delete", [])))
+        candidates = self._candidates(body)
         from ..io import text_to_constant
 
         def run():
@@ -218,7 +242,7 @@ class Page:
             with db._lock:
                 if db.version != version:
                     return None
-                proposal = db.propose(body["request"], timeout=self.server.deadline)
+                proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
                 for chosen in proposal.realizations:
                     shown = chosen.to_json()
                     if (sorted(shown["insert"]), sorted(shown["delete"])) == wanted:
@@ -264,13 +288,12 @@ class Page:
 
     # -- repair -----------------------------------------------------------------------------------
 
-    def _repairs(self):
-        """The correction tables (tuples) and the cell repair of the current data."""
+    def _repairs(self, db):
+        """The correction tables (tuples) and the cell repair of ``db``'s current data."""
         from ..repair import repair
         from ..repair.cells import repair_cells
         from ..repair.output import ordered_relations
 
-        db = self.db
         tables = repair(db.rules, db.model(), engine=db.engine, limit=REPAIR_TABLES, timeout=self.server.deadline)
         try:
             relations = ordered_relations(db)
@@ -283,21 +306,20 @@ class Page:
         if (refused := self._guard(request, write=False)) is not None:
             return refused
 
-        def run():
-            with self.db._lock:
-                violations = [v.to_json() for v in self.db.violations(limit=20)]
-                if not violations:
-                    return {"version": self.db.version, "violations": [], "tables": [], "cells": None}
-                tables, _, cells = self._repairs()
-                return {
-                    "version": self.db.version,
-                    "violations": violations,
-                    "status": tables.status,
-                    "tables": [{**t.to_json(), "fresh": list(t.fresh)} for t in tables.tables],
-                    "cells": cells if isinstance(cells, str) else {"consistent": cells.consistent, "corrections": [c.to_json() for c in cells.corrections]},
-                }
+        def work(db):
+            violations = [v.to_json() for v in db.violations(limit=20)]
+            if not violations:
+                return {"version": db.version, "violations": [], "tables": [], "cells": None}
+            tables, _, cells = self._repairs(db)
+            return {
+                "version": db.version,
+                "violations": violations,
+                "status": tables.status,
+                "tables": [{**t.to_json(), "fresh": list(t.fresh)} for t in tables.tables],
+                "cells": cells if isinstance(cells, str) else {"consistent": cells.consistent, "corrections": [c.to_json() for c in cells.corrections]},
+            }
 
-        return JSONResponse(await anyio.to_thread.run_sync(run))
+        return JSONResponse(await self._apart(work))
 
     async def repair_apply(self, request: Request) -> Response:
         if (refused := self._guard(request, write=True)) is not None:
@@ -312,7 +334,7 @@ class Page:
             with db._lock:
                 if db.version != version:
                     return None
-                tables, relations, cells = self._repairs()
+                tables, relations, cells = self._repairs(db)
                 if kind == "tuples":
                     if not 0 <= index < len(tables.tables):
                         raise NablogError(f"there is no correction table {index + 1}", hint=f"choose one of 1 to {len(tables.tables)}")

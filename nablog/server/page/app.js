@@ -145,7 +145,7 @@ async function showRows(relation, row) {
   const atom = relation.arity ? `${relation.name}(${vars.join(", ")})` : relation.name;
   const data = await api("GET", "/query?atom=" + encodeURIComponent(atom));
   state.rows = data.rows;
-  $("#rows thead").replaceChildren(el("tr", {}, ...vars.map((v, i) => el("th", { scope: "col", text: "column " + (i + 1) }))));
+  $("#rows thead").replaceChildren(el("tr", {}, ...vars.map((v, i) => el("th", { scope: "col", text: "column " + (i + 1) })), el("th", { scope: "col", text: "why" })));
   filterRows();
 }
 
@@ -219,6 +219,7 @@ async function propose(event) {
   const abort = new AbortController();
   state.abort = abort;
   state.request = request;
+  state.candidates = $("#candidates").value;
   const list = $("#realizations");
   list.replaceChildren();
   $("#propose-status").textContent = "Searching…";
@@ -227,7 +228,7 @@ async function propose(event) {
   const found = [];
   const version = state.version;
   try {
-    const response = await api("POST", "/propose/stream", { request }, { raw: true, signal: abort.signal });
+    const response = await api("POST", "/propose/stream", { request, candidates: state.candidates }, { raw: true, signal: abort.signal });
     if (!response.ok) throw new Error(errorText(await response.json()));
     for await (const text of pieces(response, "\n")) {
       const line = JSON.parse(text);
@@ -235,7 +236,9 @@ async function propose(event) {
         found.push(line.realization);
         list.append(realizationItem(line.realization, found.length, version));
         $("#propose-status").textContent = `Searching… ${found.length} found so far.`;
-      } else if (line.done) {
+      } else if (line.progress) {
+      $("#propose-status").textContent = `Searching… ${found.length} found so far (${line.progress}).`;
+    } else if (line.done) {
         // The final list, numbered as the CLI numbers it (smallest first).
         showVersion(line.done.version);
         state.proposedAt = line.done.version;
@@ -282,7 +285,7 @@ function realizationItem(r, number, version) {
   for (const name of r.fresh) {
     const id = `value-${number}-${name}`;
     const input = el("input", { id, required: "", placeholder: "a value" });
-    values.append(el("div", {}, el("label", { for: id, text: `Value for the new constant ${name}` }), input));
+    values.append(el("div", {}, el("label", { for: id, text: `Value for the new constant ${name}` + (r.family ? " (when the member uses it)" : "") }), input));
     inputs[name] = input;
   }
   if (values.childElementCount) item.append(values);
@@ -315,12 +318,13 @@ async function explainRealization(r, details) {
 
 async function applyRealization(r, inputs, message, version) {
   const values = {};
-  let insert = r.insert, remove = r.delete;
+  let needed = r.fresh;
   if (inputs.family) {
     const member = r.family.members[Number(inputs.family.value)];
     r.family.variables.forEach((v, j) => { values[v] = member[j]; });
+    needed = r.fresh.filter((name) => member.includes(name));  // a member without it needs no value
   }
-  for (const name of r.fresh) {
+  for (const name of needed) {
     const value = inputs[name].value.trim();
     if (!value) { message.className = "message error"; message.textContent = `Give a value for ${name} first.`; inputs[name].focus(); return; }
     values[name] = value;
@@ -328,7 +332,7 @@ async function applyRealization(r, inputs, message, version) {
   message.className = "message";
   message.textContent = "Applying…";
   try {
-    const data = await api("POST", "/choose", { request: state.request, version, insert, delete: remove, values });
+    const data = await api("POST", "/choose", { request: state.request, candidates: state.candidates, version, insert: r.insert, delete: r.delete, values });
     showVersion(data.version);
     message.className = "message ok";
     message.textContent = `Applied as version ${data.version}: ` + signed(data).map(([s, a]) => s + a).join("  ");
