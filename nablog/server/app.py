@@ -16,7 +16,10 @@ Also: ``GET /query?atom=ATOM``, ``POST /propose`` ``{"request": "+p(1).", "limit
 ``POST /apply`` ``{"request": ..., "pick": K, "version": N}``, ``GET /version``.
 
 Writes need the bearer token (``Authorization: Bearer TOKEN``); reads too when the server was
-given a token file. Commits are serialized (one writer at a time) and run off the event loop;
+given a token file. A proposal searches in a child process on the state of its version
+(:meth:`nablog.database.Database.apart`), holding no lock: queries, commits and subscriptions
+never wait for it, and it is killed when its client leaves or its deadline has long passed.
+Commits are serialized (one writer at a time) and run off the event loop;
 each commit's messages reach the subscribers through per-query channels, so a slow subscriber
 never blocks a writer: it is buffered up to a bound and then told it fell behind. Bad requests get
 HTTP 4xx with the same located messages as the CLI. Nothing a client sends is run as code: atoms
@@ -38,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..apart import Apart
 from ..database import Database
 from ..lang import ConstraintError, NablogError, parse_atom
 from ..views.monitor import MODES
@@ -53,6 +57,10 @@ PROPOSE_DEADLINE = 30.0
 """Seconds a proposal searches unless the client asks for less or more (``"timeout"``)."""
 PROPOSE_MAX_DEADLINE = 300.0
 """The longest search a client may ask for (``--max-deadline``)."""
+PROPOSE_GRACE = 10.0
+"""Seconds a search may overrun its deadline (finishing the realization it verifies) before it is killed."""
+DISCONNECT_POLL = 0.2
+"""Seconds between two looks at whether a proposal's client is still connected."""
 BUFFER = 1_000  # messages buffered per subscriber before it is told it fell behind
 FELL_BEHIND = object()
 CLOSED = object()  # the server is stopping: the stream ends (the client resumes by version elsewhere)
@@ -256,16 +264,23 @@ class Server:
             return _bad(f"timeout must be a positive number of seconds, not {asked!r}", '{"request": "+p(1).", "timeout": 10}')
         if asked is not None and asked > self.max_deadline:
             return _bad(f"timeout {asked:g} s is longer than this server allows ({self.max_deadline:g} s)", f"ask for at most {self.max_deadline:g} seconds")
-        body["timeout"] = self.deadline if asked is None else asked
-
-        def run():
-            # The JSON is built here too, in the worker thread: it computes the side effects a
-            # realization left to be computed when asked (solver.realization.Verifier.effects),
-            # seconds of work that must not stop the event loop.
-            with self.db._lock:
-                return self.db.version, self.db.propose(body["request"], limit=body.get("limit"), timeout=body.get("timeout")).to_json()
-
-        version, proposal = await anyio.to_thread.run_sync(run)
+        seconds = self.deadline if asked is None else asked
+        text, limit = body["request"], body.get("limit")
+        # The search runs in a child process on the state of this version (Database.apart):
+        # nothing waits for it, and it is killed when its client leaves or its deadline passes.
+        # The JSON is built there too: it computes the side effects a realization left to be
+        # computed when asked (solver.realization.Verifier.effects), seconds of work.
+        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()))
+        try:
+            async with contextlib.aclosing(followed(search, seconds + PROPOSE_GRACE, request.is_disconnected)) as updates:
+                async for kind, _ in updates:
+                    if kind == "left":
+                        return _bad("the client left", "nobody reads this", 499)
+                    if kind == "late":
+                        return _bad(f"the proposal did not end within {seconds + PROPOSE_GRACE:g} s", "ask for a shorter timeout or fewer realizations (limit)", 503)
+            version, proposal = search.result()
+        finally:
+            search.cancel()
         return JSONResponse({"version": version, **proposal})
 
     async def apply(self, request: Request) -> Response:
@@ -351,6 +366,37 @@ class Server:
             channel.listeners.discard(listener)
 
 
+async def followed(search: Apart, seconds: float, left=None) -> AsyncIterator[tuple[str, object]]:
+    """What a search in a child process (:meth:`nablog.database.Database.apart`) sends, as it
+    comes, read on the event loop: ``("item", x)`` per item, then ``("done", None)`` once its
+    answer is whole (``search.result()`` has it); ``("left", None)`` when ``left()`` says the
+    client disconnected, ``("late", None)`` past ``seconds``. The caller cancels the search."""
+    loop = asyncio.get_running_loop()
+    readable = asyncio.Event()
+    pipe = search.fileno()
+    loop.add_reader(pipe, readable.set)
+    limit = loop.time() + seconds
+    try:
+        while True:
+            readable.clear()
+            whole = search.pump()
+            for item in search.items():
+                yield "item", item
+            if whole:
+                yield "done", None
+                return
+            if left is not None and await left():
+                yield "left", None
+                return
+            if loop.time() > limit:
+                yield "late", None
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(readable.wait(), DISCONNECT_POLL)
+    finally:
+        loop.remove_reader(pipe)  # before the caller's cancel closes it
+
+
 def _event(data: dict, id: int | None, name: str | None = None) -> str:
     head = (f"event: {name}\n" if name else "") + (f"id: {id}\n" if id is not None else "")
     return head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n"
@@ -410,6 +456,9 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
         Route("/apply", server.apply, methods=["POST"]),
         Route("/subscribe", server.subscribe, methods=["GET"]),
     ]
+    from .page import Page  # the web page and the endpoints only it needs
+
+    routes += Page(server).routes()
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error, RequestRefused: _refused})
     app.state.server = server
     return app
