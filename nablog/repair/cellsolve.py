@@ -264,7 +264,9 @@ def solve_clingo(problem: CellProblem, limit: int = 1, deadline: float | None = 
             handle.cancel()
         exhausted = handle.get().exhausted
     if not models:
-        raise RuntimeError("clingo found no assignment for a cell-repair component (every cell keeps its own value, so one exists)")
+        # The deadline came before the first model: every cell keeps its value (never a guess).
+        violations, cost = problem.measure(tuple([0] * n))
+        return [Solution(tuple([0] * n), violations, cost, optimal=False)]
     if limit > 1:
         proven = [m for m in models if m[2]]
         chosen = proven[:limit] if proven else models[-1:]
