@@ -366,16 +366,37 @@ def _source(source: str | None, relations: Mapping[str, Sequence[tuple]], column
 
 
 def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]]) -> dict[_Fd, list[list[int]]]:
-    """Per functional dependency, the row numbers of each group that violates it."""
+    """Per functional dependency, the row numbers of each group that violates it (grouped on
+    integer codes with numpy: tax 50k's eight dependencies in a fraction of a second)."""
     out: dict[_Fd, list[list[int]]] = {}
+    codes: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+
+    def coded(relation: str, column: int) -> tuple[np.ndarray, int]:
+        if (relation, column) not in codes:
+            index: dict = {}
+            rows = relations[relation]
+            found = np.fromiter((index.setdefault(row[column], len(index)) for row in rows), dtype=np.int64, count=len(rows))
+            codes[(relation, column)] = (found, max(len(index), 1))
+        return codes[(relation, column)]
+
     for fd in fds:
-        rows = relations[fd.relation]
-        by_key: dict[tuple, dict] = {}
-        for r, row in enumerate(rows):
-            by_key.setdefault(tuple(row[i] for i in fd.lhs), {}).setdefault(row[fd.rhs], []).append(r)
-        found = [sorted(r for rs in classes.values() for r in rs) for classes in by_key.values() if len(classes) > 1]
-        if found:
-            out[fd] = found
+        if not relations[fd.relation]:
+            continue
+        key = np.zeros(len(relations[fd.relation]), dtype=np.int64)
+        for i in fd.lhs:
+            c, n = coded(fd.relation, i)
+            key = np.unique(key * n + c, return_inverse=True)[1].astype(np.int64)  # dense again: no overflow
+        rhs, n_rhs = coded(fd.relation, fd.rhs)
+        distinct = np.unique(key * n_rhs + rhs) // n_rhs
+        keys, per_key = np.unique(distinct, return_counts=True)
+        bad = keys[per_key > 1]
+        if not len(bad):
+            continue
+        rows = np.flatnonzero(np.isin(key, bad))
+        order = np.argsort(key[rows], kind="stable")
+        rows = rows[order]
+        cuts = np.flatnonzero(np.diff(key[rows])) + 1
+        out[fd] = [part.tolist() for part in np.split(rows, cuts)]
     return out
 
 
@@ -552,12 +573,17 @@ def _problem(domain_of, fds: Sequence[_Fd], general: Sequence[_Denial], instance
 
 def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[list[tuple[int, ...]], bool, bool]:
     """Optimal assignments of the whole problem (up to ``limit``), whether proven optimal, and
-    whether the deadline stopped the search."""
+    whether the deadline stopped the search.
+
+    Components are solved smallest first, so a deadline spent on one large component leaves the
+    small ones solved. A component the deadline stopped keeps every cell: its best model so far is
+    not proven least cost among the candidates, the only ground a change has (a guess there made
+    flights' data worse: error drop −0.004)."""
     n = len(problem.domains)
     per_component = []
     optimal = True
     timed_out = False
-    for comp in problem.components():
+    for comp in sorted(problem.components(), key=lambda c: len(c.cells)):
         if deadline is not None and time.monotonic() > deadline:
             timed_out = True
             per_component.append((comp.cells, [tuple(0 for _ in comp.cells)]))
@@ -566,7 +592,8 @@ def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[li
         optimal &= all(s.optimal for s in solutions)
         if not all(s.optimal for s in solutions) and deadline is not None and time.monotonic() > deadline:
             timed_out = True
-        per_component.append((comp.cells, [s.assignment for s in solutions]))
+            solutions = solutions[:0]
+        per_component.append((comp.cells, [s.assignment for s in solutions] or [tuple(0 for _ in comp.cells)]))
     out = []
     for combo in itertools.islice(itertools.product(*(options for _, options in per_component)), limit):
         assignment = [0] * n
