@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import threading
 from collections.abc import MutableSet, Set
@@ -38,6 +37,7 @@ from .lang import (
     QueryError,
     Requirement,
     Rule,
+    SPLIT_PREFIX,
     analyze,
     base_part,
     check_arities,
@@ -48,7 +48,8 @@ from .lang import (
     row_sort_key,
     separate_facts,
 )
-from .lang.errors import AnalysisError
+from .lang.analysis import check_signature
+from .lang.errors import AnalysisError, did_you_mean
 from .transforms.flatten import flatten
 from .views.mediator import Mediator, is_mediated
 from .views.subscriptions import matches
@@ -199,7 +200,7 @@ class Database:
         """The tuples of one relation in the model."""
         model = self.model()
         if pred not in model:
-            raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
+            raise QueryError(f"unknown predicate {pred}", hint=did_you_mean(pred, model, _HIDDEN) or "check the name")
         return model[pred]
 
     def register_domain(self, name: str, **functions) -> None:
@@ -229,18 +230,7 @@ class Database:
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
         arities = {**{p: relation_arity(r) for p, r in known.items()}, **self.rules.signatures}
-        if atom.pred not in arities:
-            raise QueryError(
-                f"unknown predicate {atom.pred}/{atom.arity} in the query",
-                atom.loc,
-                _suggest(atom.pred, arities) or "query a predicate that has rules or facts",
-            )
-        if arities[atom.pred] != atom.arity:
-            raise QueryError(
-                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the query gives {atom.arity} argument{'' if atom.arity == 1 else 's'}",
-                atom.loc,
-                f"write {atom.pred} with {arities[atom.pred]} arguments",
-            )
+        check_signature(atom, arities, "query", "query a predicate that has rules or facts", _HIDDEN)
         if magic:
             from .transforms.magic import magic_sets
 
@@ -366,9 +356,8 @@ class Database:
         if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
             return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
         from .solver import parse_request
+        from .solver.request import check_request
         from .views import propagate
-
-        from .solver.propose import check_request
 
         request = parse_request(update) if isinstance(update, str) else update
         check_request(self.rules, self.python_model(), request)
@@ -422,7 +411,7 @@ class Database:
             check_before_writing(self.rules, self.python_model(), change, parse_request(request) if request else None, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
-            from .solver.propose import check_request
+            from .solver.request import check_request
 
             check_request(self.rules, self.python_model(), delta)
         return self._commit(delta, request)
@@ -576,7 +565,7 @@ class Database:
             raise QueryError(
                 f"unknown base relation {atom.pred}/{atom.arity}",
                 atom.loc,
-                _suggest(atom.pred, arities) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
+                did_you_mean(atom.pred, arities, _HIDDEN) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
             )
         if atom.pred in arities and arities[atom.pred] != atom.arity:
             raise QueryError(f"{atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
@@ -647,9 +636,8 @@ class Transaction:
             self.version, self.update = self.db.commit(self.inserts, self.deletes)
 
 
-def _suggest(name: str, known: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(name, [k for k in known if not k.startswith(("base__", VIOLATION_PREFIX))], n=1)
-    return f"did you mean {close[0]}?" if close else None
+_HIDDEN = (SPLIT_PREFIX, VIOLATION_PREFIX)
+"""Names never offered as "did you mean": stored facts of split predicates, violation relations."""
 
 
 __all__ = ["Database", "Transaction", "Violation"]

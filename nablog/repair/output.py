@@ -13,15 +13,15 @@ from ..io.csvfile import write_rows
 from ..io.directory import DirectorySource
 from ..io.parquetfile import arrow_table, read_parquet, write_table
 from ..io.stores import Stores
-from ..lang import NablogError, Program
-from .tables import CorrectionTable, RepairResult, _shown
+from ..lang import NablogError, Program, shown_name
+from .tables import CorrectionTable, RepairResult
 
 FORMATS = ("csv", "parquet")
 
 
 def repaired_facts(facts: Mapping[str, set], table: CorrectionTable) -> dict[str, set]:
     """The base relations after the table's changes (a split predicate under its own name)."""
-    out = {_shown(p): set(rows) for p, rows in facts.items()}
+    out = {shown_name(p): set(rows) for p, rows in facts.items()}
     for a in table.delete:
         out.setdefault(a.pred, set()).discard(tuple(a.args))
     for a in table.insert:

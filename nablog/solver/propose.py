@@ -22,10 +22,10 @@ from dataclasses import replace
 from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
-from ..engines.encoding import EncodedRelation
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key, parse_atom
+from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, constant_sort_key
+from ..lang.delta import shown_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .condition import family_condition
@@ -35,7 +35,8 @@ from .prepared import request_folding
 from .whole import asp_problem, has_aggregates, whole_problem
 from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates, supported_first
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
-from .request import Request, parse_request
+from .problem import protections, request_universe
+from .request import Request, check_request, parse_request
 
 CANDIDATE_POLICIES = ("attribute", "herbrand")
 METHODS = ("asp", "transform", "tableaux", "tableaux-materialized")
@@ -151,8 +152,8 @@ def propose(
 
     index = index or ModelIndex(model)
     base = (set(rules.signatures) | set(facts)) - set(rules.derived)
-    protected = _protections(rules, protect, split)
-    universe = _Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args})
+    protected = protections(rules, protect, split)
+    universe = request_universe(rules, index, request)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
     verifier = Verifier(rules, model, request, consistent=not violations)
     found: dict[tuple, Realization] = {}
@@ -168,8 +169,8 @@ def propose(
             raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
         minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
         return Realization(
-            sorted_atoms(map(_user_atom, insert)),
-            sorted_atoms(map(_user_atom, delete)),
+            sorted_atoms(map(shown_atom, insert)),
+            sorted_atoms(map(shown_atom, delete)),
             verifier.effects(insert, delete, verified),
             fresh,
             f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
@@ -374,9 +375,9 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     def member_effects(binding: tuple) -> Update:
         return verifier.effects(*ground_family.member(binding))
 
-    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, _user_atom)
+    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom)
     family = replace(family, condition=where.text, where=where)
-    family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
+    family = replace(family, pattern=(tuple(map(shown_atom, family.pattern[0])), tuple(map(shown_atom, family.pattern[1]))))
     fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
     checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
     why = (
@@ -403,14 +404,14 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
     from ..tableaux.explanations import kernels
 
     def text(kernel) -> str:
-        return "{" + ", ".join(str(_user_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
+        return "{" + ", ".join(str(shown_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
 
     out: list[str] = []
     deleted, inserted = set(delete), set(insert)
     for atom in sorted(request.delete, key=atom_key):
         found = kernels(rules, index, atom, limit=10_000)
         if found:
-            cut = [f"{text(k)} by " + ", ".join(f"-{_user_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
+            cut = [f"{text(k)} by " + ", ".join(f"-{shown_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
             other = len(found) - len(cut)
             line = f"cuts the kernels of {atom}: " + "; ".join(cut[:shown]) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
             if other:
@@ -509,34 +510,6 @@ def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: l
     return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order)
 
 
-class _Universe(Set):
-    """The constants of the model, the program and the request, without copying the model's."""
-
-    def __init__(self, index: ModelIndex, extra: set):
-        self.index = index
-        self.extra = extra
-
-    def __contains__(self, value: object) -> bool:
-        # One lookup per dictionary, not a set of every constant (a second at 1e6 facts).
-        if value in self.extra:
-            return True
-        plain = False
-        for rel in self.index.model.values():
-            if isinstance(rel, EncodedRelation):
-                if rel.dictionary.id(value) is not None:
-                    return True
-            else:
-                plain = True
-        return plain and value in self.index.constants()
-
-    def __iter__(self):
-        yield from self.index.constants()
-        yield from (v for v in self.extra if v not in self.index.constants())
-
-    def __len__(self) -> int:
-        return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
-
-
 def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier) -> Proposal:
     from .transform import Algorithm1
 
@@ -595,54 +568,7 @@ def _verified(change_sets, verifier: Verifier):
                 yield m
 
 
-def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:
-    """Every request atom names a known predicate with the right arity."""
-    arities = dict(rules.signatures)
-    for pred, rows in model.items():
-        if pred not in arities and len(rows):
-            arities[pred] = len(next(iter(rows)))
-    for sign, atom in request.atoms():
-        if atom.pred not in arities:
-            import difflib
-
-            close = difflib.get_close_matches(atom.pred, [p for p in arities if not p.startswith(SPLIT_PREFIX)], n=1)
-            raise QueryError(
-                f"unknown predicate {atom.pred}/{atom.arity} in the request",
-                atom.loc,
-                f"did you mean {close[0]}?" if close else "request facts of predicates the database has",
-            )
-        if arities[atom.pred] != atom.arity:
-            raise QueryError(
-                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the request gives {atom.arity} argument"
-                + ("" if atom.arity == 1 else "s"),
-                atom.loc,
-                f"write {atom.pred} with {arities[atom.pred]} arguments",
-            )
-
-
 def _holds(model: Mapping[str, Set], request: Request) -> bool:
     return all(tuple(a.args) in model.get(a.pred, ()) for a in request.insert) and not any(
         tuple(a.args) in model.get(a.pred, ()) for a in request.delete
     )
-
-
-def _user_atom(atom: Atom) -> Atom:
-    """Stored facts of a split predicate are shown under the predicate's own name."""
-    if atom.pred.startswith(SPLIT_PREFIX):
-        return Atom(atom.pred[len(SPLIT_PREFIX):], atom.args)
-    return atom
-
-
-def _protections(rules: Program, protect: Iterable[str | Atom], split: set[str]) -> list:
-    out: list = []
-    for p in list(rules.protected) + list(protect):
-        if isinstance(p, str) and "(" in p:
-            # "r(d3)" names a fact, as on the command line (it was taken for a relation named
-            # "r(d3)", which protected nothing).
-            p = parse_atom(p, "protect")
-        if isinstance(p, str):
-            out.append(SPLIT_PREFIX + p if p in split else p)
-        else:
-            pred = SPLIT_PREFIX + p.pred if p.pred in split else p.pred
-            out.append((pred, tuple(p.args)))
-    return out

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import VIOLATION_PREFIX, find_violations
-from ..lang import SPLIT_PREFIX, Atom, Delta, NablogError, Program, constant_sort_key, format_constant
+from ..lang import SPLIT_PREFIX, Atom, Delta, NablogError, Program, constant_sort_key, format_constant, shown_name
 from .family import Family
 from .request import Request
 
@@ -97,7 +97,7 @@ class Update:
             rows = relations[pred]
             # Columnar relations iterate in the order of constants already.
             ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=lambda r: tuple(constant_sort_key(v) for v in r))
-            shown = pred[len(SPLIT_PREFIX):] if pred.startswith(SPLIT_PREFIX) else pred
+            shown = shown_name(pred)
             if any(o[0] == pred for o in omit):
                 ordered = [row for row in ordered if (pred, row) not in omit]
             out.extend(Atom(shown, row) for row in ordered)
