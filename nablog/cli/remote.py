@@ -44,10 +44,20 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_watch(args: argparse.Namespace) -> int:
-    from ..client import Client, ClientError
+def _client(url: str, token: str | None):
+    """A client of the server at ``url``; a URL that is not ``http://HOST:PORT`` is a user error."""
+    from ..client import Client
 
-    client = Client(args.url, token=_read_token(args.token_file) if args.token_file else None)
+    try:
+        return Client(url, token=token)
+    except ValueError:
+        raise NablogError(f"not a server address: {url!r}", hint="give the server's URL first, e.g. http://127.0.0.1:8000") from None
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from ..client import ClientError
+
+    client = _client(args.url, _read_token(args.token_file) if args.token_file else None)
     try:
         for n, message in enumerate(client.subscribe(args.query, mode=args.mode, since=args.since), 1):
             sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
@@ -62,12 +72,12 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_commit(args: argparse.Namespace) -> int:
-    from ..client import Client, ClientError
+    from ..client import ClientError
     from ..lang import Delta
 
     url, *changes = args.files
+    client = _client(url, _read_token(args.token_file))
     change = Delta.parse(" ".join(changes)).to_json()
-    client = Client(url, token=_read_token(args.token_file))
     try:
         version = client.commit(insert=change["insert"], delete=change["delete"])
     except ClientError as e:

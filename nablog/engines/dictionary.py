@@ -93,7 +93,7 @@ class ConstantDictionary:
                 given = np.asarray(ints, dtype=INT)
             except OverflowError:  # a constant of the program beyond 64 bits
                 d = cls.build(unique.union(*(a.tolist() for a in arrays)))
-                return d, [d.encode_rows(a.tolist(), 1).ravel() for a in arrays]
+                return d, [d.encode_rows([(v,) for v in a.tolist()], 1).ravel() for a in arrays]
             # Integers come first in the order of constants, so strings do not move their ids.
             sorted_ints, inverse = np.unique(np.concatenate([given, *arrays]), return_inverse=True)
             ends = np.cumsum([len(given)] + [len(a) for a in arrays])

@@ -61,10 +61,13 @@ Writing
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
 import json
+import os
+import secrets
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -75,7 +78,6 @@ from ..lang import Constant, DataError
 from .base import (
     SingleRelationFile,
     PendingFile,
-    atomic_write,
     Rows,
     is_int_text,
     located_error,
@@ -453,11 +455,36 @@ def record_header(path: Path, header: bool) -> bool:
     data = _decisions(path)
     data[path.name] = header
     text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
+    target = decisions_path(path)
     try:
-        decisions_path(path).parent.mkdir(exist_ok=True)
-        atomic_write(decisions_path(path), lambda f: f.write(text))
+        target.parent.mkdir(exist_ok=True)
+        _remove_orphans(target)
+        # Readers record decisions without the commit lock: the temporary file is named with
+        # the process, so that one left by a killed reader is known as an orphan.
+        prepare_file(target, lambda f: f.write(text), f"pid{os.getpid()}.{secrets.token_hex(4)}").commit()
     except (OSError, DataError):
         return False
+    return True
+
+
+def _remove_orphans(target: Path) -> None:
+    """Remove the temporary files of ``target`` left by readers killed while recording (the one
+    whose decision is recorded again now: a killed reader's decision was not recorded)."""
+    prefix = f".{target.name}.pid"
+    for tmp in target.parent.glob(f"{prefix}*.tmp"):
+        pid = tmp.name[len(prefix) :].partition(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
     return True
 
 

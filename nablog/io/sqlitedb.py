@@ -220,12 +220,16 @@ class SqliteDatabase(FactSource):
 
         self._transaction(body)
 
-    def apply(self, changes: Mapping[str, tuple[Iterable[tuple], Iterable[tuple]]]) -> None:
+    def apply(self, changes: Mapping[str, tuple[Iterable[tuple], Iterable[tuple]]], *, dry_run: bool = False) -> None:
         """Delete and insert rows, relation name to ``(inserted, deleted)``, in one transaction.
 
         Idempotent: a row to insert that is stored already is not inserted again, a row to delete
         that is gone is skipped — so a commit interrupted after SQLite's COMMIT can be redone
         (:class:`nablog.io.Stores`). Costs the size of the change, not of the tables.
+
+        ``dry_run`` makes every check and every statement, then rolls back: what a commit runs
+        before its point of no return, so that a value SQLite cannot store is refused while the
+        commit can still be taken back (issue 24, fault 5).
         """
         plan = {name: (sorted(set(map(tuple, ins)), key=row_sort_key), sorted(set(map(tuple, dele)), key=row_sort_key)) for name, (ins, dele) in changes.items()}
         plan = {name: c for name, c in plan.items() if c[0] or c[1]}
@@ -257,7 +261,7 @@ class SqliteDatabase(FactSource):
                 self._check_affinity(table, missing)
                 insert_rows(conn, table, missing)
 
-        self._transaction(body)
+        self._transaction(body, dry_run)
 
     def _begin(self, conn: sqlite3.Connection) -> None:
         """BEGIN IMMEDIATE, waiting at most BUSY_TIMEOUT seconds for another writer (saying so)."""
@@ -282,15 +286,16 @@ class SqliteDatabase(FactSource):
                     if isinstance(v, int):
                         check_int64(v, name, self.location, "SQLite")
 
-    def _transaction(self, body) -> None:
-        """Run ``body(conn, [table being written])`` in one BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
+    def _transaction(self, body, dry_run: bool = False) -> None:
+        """Run ``body(conn, [table being written])`` in one BEGIN IMMEDIATE ... COMMIT; roll back on
+        any error (and at the end of a dry run)."""
         conn = self._connect(readonly=False)
         try:
             self._begin(conn)
             current: list[str | None] = [None]
             try:
                 body(conn, current)
-                conn.execute("COMMIT")
+                conn.execute("ROLLBACK" if dry_run else "COMMIT")
             except BaseException as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")

@@ -8,6 +8,7 @@ Every write of user data (``apply``, ``undo``, ``repair --out``, a server commit
     2 stage     every changed file's new version  .<name>.<tag>.tmp       beside it, fsynced
                 the old version linked (or copied) to .nablog/undo/<tag>/  for an exact undo
                 the new undo log  .nablog/.history.json.<tag>.tmp
+                SQLite changes run and rolled back: every value checked now
     3 journal   .nablog/journal.json  {tag, files: tmp -> target, SQLite changes}   fsynced
     4 check     the data's fingerprint is still the one the change was computed on
     5 commit    .nablog/commit  holding the tag                            fsynced
@@ -24,7 +25,10 @@ before every commit — finds a journal left by a killed process and **rolls it 
 commit record names it (renames whose temporary file is still there; SQLite changes, which are
 idempotent: a row already inserted is not inserted again), or **back** otherwise (its temporary
 files and backups removed; nothing else was touched yet). Either way the data, the undo log and
-every store together are wholly old or wholly new.
+every store together are wholly old or wholly new. A committed journal that a store refuses to
+redo (a value SQLite cannot hold, in a journal written before values were checked in step 2) is
+rolled back instead, with a message — recovery never fails on every open. The temporary files
+of the journal and of the commit record carry the tag too, so nothing of a commit taken back stays.
 
 A second writer waits for the lock at most ``lock_timeout`` seconds (saying so after half a
 second), then is refused with a clear message. The fingerprint (size, modification time and
@@ -89,6 +93,8 @@ class Stores:
         Seconds to wait for another writer (default :data:`LOCK_TIMEOUT`).
     on_wait
         Called with a message when the lock is held by another writer (default: print to stderr).
+    on_note
+        Called with a message when recovery had to take back a commit it could not finish.
 
     The undo log and the commit journal live in ``.nablog/`` beside the first program file (or
     the first source; inside it when it is a directory).
@@ -101,6 +107,7 @@ class Stores:
         *,
         lock_timeout: float = LOCK_TIMEOUT,
         on_wait: Callable[[str], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
     ):
         self.program_paths = [Path(p) for p in program_paths]
         self.sources = list(sources)
@@ -120,7 +127,8 @@ class Stores:
         self.state = self.base / STATE_DIR
         self.history = History(self.state / "history.json")
         self.lock_timeout = lock_timeout
-        self.on_wait = on_wait or _print_wait
+        self.on_wait = on_wait or _print_note
+        self.on_note = on_note or _print_note
         self.fault: Callable[[str], None] | None = None  # tests: called at every protocol step
         self._lock_depth = 0
         self._lock_fd: int | None = None
@@ -335,25 +343,54 @@ class Stores:
         ``"rolled back"``, or None when there was none."""
         journal_path = self.state / "journal.json"
         if not journal_path.exists():
+            if self._strays():
+                with self.locked():
+                    self._remove_strays()
             return None
         with self.locked():
             try:
                 journal = json.loads(journal_path.read_text(encoding="utf-8"))
             except FileNotFoundError:
+                self._remove_strays()
                 return None  # finished by the writer we waited for
             except ValueError:
                 journal = None  # torn before its first fsync completed: nothing was staged
             if journal is None:
                 journal_path.unlink()
+                self._remove_strays()
                 return "rolled back"
             record = self.state / "commit"
             committed = record.exists() and record.read_text(encoding="utf-8").strip() == journal["tag"]
             if committed:
-                self._apply(journal)
+                done: list[str] = []
+                try:
+                    self._apply(journal, done)
+                except DataError as e:
+                    # A change a store refuses (a journal written before values were checked
+                    # before the commit record): redoing it would fail on every open.
+                    self._take_back(journal, done)
+                    self.on_note(f"the commit a killed process left could not be finished and was taken back: {str(e).splitlines()[0]}")
+                    return "rolled back"
                 self._cleanup(journal)
                 return "rolled forward"
             self._rollback(journal)
             return "rolled back"
+
+    def _strays(self) -> list[str]:
+        """Temporary files of the journal and the commit record in ``.nablog/`` (``.journal.json.<tag>.tmp``,
+        ``.commit.<tag>.tmp``): a writer killed while writing one, before its rename, leaves it,
+        and no journal names it. Only a writer holding the lock writes them."""
+        try:
+            names = os.listdir(self.state)
+        except OSError:
+            return []
+        return [n for n in names if n.startswith((".journal.json.", ".commit.")) and n.endswith(".tmp")]
+
+    def _remove_strays(self) -> None:
+        """Remove :meth:`_strays` (under the lock: then no writer is writing one)."""
+        for name in self._strays():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.state / name)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -363,61 +400,72 @@ class Stores:
         directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
                              | {str(Path(t).resolve().parent) for t in [*(t for t, _ in restore), *writers]} | {str(self.state)})
         journal = {"tag": tag, "directories": directories, "files": [], "sqlite": [], "cleanup": []}
-        self._write_journal(journal)
+        self._write_journal(journal, tag)
         self._step("begin")
-        pending: list[PendingFile] = []
-        files: list[dict] = []
-        for store, relations in plans:
-            if isinstance(store, SqliteDatabase):
-                journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
-                    {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
-                continue
-            current = _load(store, relations)
-            staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
-            for p in staged:
-                self._step(f"stage {p.target.name}")
-                backup = None
-                if p.target.exists():
-                    undo_dir.mkdir(parents=True, exist_ok=True)
-                    backup = undo_dir / str(len(files))
-                    _link_or_copy(p.target, backup)
-                files.append({"target": self._name(p.target), "backup": self._name(backup) if backup else None, "sha256": _digest(p.tmp)})
-            pending.extend(staged)
-        for target, backup in restore:
-            if backup is None:
-                journal["files"].append({"op": "remove", "target": _absolute(target)})
-                continue
-            staged = prepare_file(target, lambda f, b=backup: f.write(b.read_bytes()), tag)
-            self._step(f"stage {target.name}")
-            pending.append(staged)
-        for target, write in writers.items():
-            pending.append(prepare_file(Path(target), write, tag))
-            self._step(f"stage {Path(target).name}")
-        if undo_dir.exists():
-            fsync_directory(undo_dir)
-        # Absolute paths: the journal is finished by whichever process opens the database next,
-        # from any working directory (a relative data path, as the CLI gets, would name nothing there).
-        journal["files"] += [{"op": "replace", "tmp": _absolute(p.tmp), "target": _absolute(p.target)} for p in pending]
-        if entry is not None or entries is not None:
-            if entries is None:
-                entries = self.entries()
-            if entry is not None:
-                entries = entries + [{**entry, "tag": tag, "files": files}]
-            while len(entries) > HISTORY_DEPTH:
-                drop = [*drop, entries.pop(0)]
-            text = json.dumps(entries, ensure_ascii=False, indent=1).encode("utf-8")
-            log = prepare_file(self.history.path, lambda f: f.write(text), tag)
-            journal["files"].append({"op": "replace", "tmp": _absolute(log.tmp), "target": _absolute(log.target)})
-        journal["cleanup"] = [str(self.state / "undo" / d["tag"]) for d in drop if d.get("tag")]
-        self._write_journal(journal)
-        self._step("journal")
-        self._check_basis(basis)
-        self._step("check")
-        _write_durably(self.state / "commit", tag.encode())
+        try:
+            pending: list[PendingFile] = []
+            files: list[dict] = []
+            for store, relations in plans:
+                if isinstance(store, SqliteDatabase):
+                    store.apply(relations, dry_run=True)  # a value SQLite cannot store is refused now
+                    self._step(f"check {store.location.name}")
+                    journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
+                        {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
+                    continue
+                current = _load(store, relations)
+                staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
+                for p in staged:
+                    self._step(f"stage {p.target.name}")
+                    backup = None
+                    if p.target.exists():
+                        undo_dir.mkdir(parents=True, exist_ok=True)
+                        backup = undo_dir / str(len(files))
+                        _link_or_copy(p.target, backup)
+                    files.append({"target": self._name(p.target), "backup": self._name(backup) if backup else None, "sha256": _digest(p.tmp)})
+                pending.extend(staged)
+            for target, backup in restore:
+                if backup is None:
+                    journal["files"].append({"op": "remove", "target": _absolute(target)})
+                    continue
+                staged = prepare_file(target, lambda f, b=backup: f.write(b.read_bytes()), tag)
+                self._step(f"stage {target.name}")
+                pending.append(staged)
+            for target, write in writers.items():
+                pending.append(prepare_file(Path(target), write, tag))
+                self._step(f"stage {Path(target).name}")
+            if undo_dir.exists():
+                fsync_directory(undo_dir)
+            # Absolute paths: the journal is finished by whichever process opens the database next,
+            # from any working directory (a relative data path, as the CLI gets, would name nothing there).
+            journal["files"] += [{"op": "replace", "tmp": _absolute(p.tmp), "target": _absolute(p.target)} for p in pending]
+            if entry is not None or entries is not None:
+                if entries is None:
+                    entries = self.entries()
+                if entry is not None:
+                    entries = entries + [{**entry, "tag": tag, "files": files}]
+                while len(entries) > HISTORY_DEPTH:
+                    drop = [*drop, entries.pop(0)]
+                text = json.dumps(entries, ensure_ascii=False, indent=1).encode("utf-8")
+                log = prepare_file(self.history.path, lambda f: f.write(text), tag)
+                journal["files"].append({"op": "replace", "tmp": _absolute(log.tmp), "target": _absolute(log.target)})
+            journal["cleanup"] = [str(self.state / "undo" / d["tag"]) for d in drop if d.get("tag")]
+            self._write_journal(journal, tag)
+            self._step("journal")
+            self._check_basis(basis)
+            self._step("check")
+        except BaseException:
+            # Refused before the point of no return (a value a store cannot hold, data edited
+            # since): taken back now, not left for the next command's recovery.
+            self._rollback(journal)
+            raise
+        _write_durably(self.state / "commit", tag.encode(), tag)
         self._step("commit record")
         done: list[str] = []
         try:
             self._apply(journal, done)
+        except DataError:
+            self._take_back(journal, done)
+            raise
         except OSError as e:
             failed = e.filename or "a file"
             if not done:  # nothing was changed yet: take the commit back
@@ -467,6 +515,18 @@ class Stores:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.state / "commit")
 
+    def _take_back(self, journal: dict, done: list[str]) -> None:
+        """Undo a roll-forward that a store refused part way: it stopped in the SQLite changes,
+        which come first, so only SQLite databases were changed (those in ``done``), and their
+        changes are exact (:meth:`commit` records real changes only): their inverses restore them."""
+        if any(item["op"] == "replace" and item["target"] in done for item in journal["files"]):
+            raise NablogError("a commit stopped after renaming files cannot be taken back", hint="report this; the journal is in " + str(self.state))
+        for item in journal["sqlite"]:
+            if item["path"] in done:
+                SqliteDatabase(item["path"]).apply(Delta.from_json(item["changes"]).inverse().by_relation())
+        os.unlink(self.state / "commit")
+        self._rollback(journal)
+
     def _rollback(self, journal: dict) -> None:
         tag = journal["tag"]
         for directory in journal.get("directories", []):
@@ -480,9 +540,9 @@ class Stores:
             os.unlink(self.state / "journal.json")
         fsync_directory(self.state)
 
-    def _write_journal(self, journal: dict) -> None:
+    def _write_journal(self, journal: dict, tag: str) -> None:
         self.state.mkdir(exist_ok=True)
-        _write_durably(self.state / "journal.json", json.dumps(journal, ensure_ascii=False).encode("utf-8"))
+        _write_durably(self.state / "journal.json", json.dumps(journal, ensure_ascii=False).encode("utf-8"), tag)
 
     def _check_basis(self, basis: str | None) -> None:
         if basis is not None and basis != self.fingerprint():
@@ -553,8 +613,10 @@ def _absolute(path: Path) -> str:
     return str(path.absolute().parent.resolve() / path.name)
 
 
-def _write_durably(path: Path, data: bytes) -> None:
-    prepare_file(path, lambda f: f.write(data)).commit()
+def _write_durably(path: Path, data: bytes, tag: str) -> None:
+    """Replace ``path`` by ``data``, fsynced; its temporary file is named with the commit's ``tag``,
+    so that taking the commit back removes it (:meth:`Stores._rollback`)."""
+    prepare_file(path, lambda f: f.write(data), tag).commit()
 
 
 def _holder(fd: int) -> str:
@@ -565,7 +627,7 @@ def _holder(fd: int) -> str:
     return f" (process {pid})" if pid.isdigit() else ""
 
 
-def _print_wait(message: str) -> None:
+def _print_note(message: str) -> None:
     import sys
 
     print(f"nablog: {message}", file=sys.stderr, flush=True)
