@@ -49,13 +49,15 @@ from .lang import (
     separate_facts,
 )
 from .lang.analysis import check_signature
+from .lang.delta import induced_update
 from .lang.errors import AnalysisError, did_you_mean
 from .transforms.flatten import flatten
 from .views.mediator import Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
-    from .solver import Proposal, Realization, Request, Update
+    from .lang.delta import Update
+    from .solver import Proposal, ProposeOptions, Realization, Request
     from .views.subscriptions import Subscription
 
 # Committed facts are parsed from text on every commit, and a stream of commits names the same
@@ -270,19 +272,15 @@ class Database:
     def propose(
         self,
         request: "Request | str",
-        method: str = "asp",
-        limit: int | None = None,
-        timeout: float | None = None,
-        candidates: str = "attribute",
-        max_fresh: int = 2,
-        protect: Iterable[str | Atom] = (),
-        exhaustive: bool = True,
-        families: bool = True,
+        options: "ProposeOptions | None" = None,
+        *,
         on_realization: "Callable[[Realization], None] | None" = None,
         progress: "Callable[[str], None] | None" = None,
+        **changes,
     ) -> "Proposal":
         """Every subset-minimal realization of a view-update request, smallest first (see
-        :func:`nablog.solver.propose`).
+        :func:`nablog.solver.propose`): ``options`` is a :class:`~nablog.solver.ProposeOptions`,
+        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -296,19 +294,13 @@ class Database:
             self._facts,
             self.python_model(),
             request,
-            method=method,
-            limit=limit,
-            timeout=timeout,
-            candidates=candidates,
-            max_fresh=max_fresh,
-            protect=protect,
+            options,
             basis=self.basis,
             index=index,
             violations=self._python_violations,
-            exhaustive=exhaustive,
-            families=families,
             on_realization=on_realization,
             progress=progress,
+            **changes,
         )
 
     def prepare(self) -> None:
@@ -393,7 +385,10 @@ class Database:
         the undo log (:meth:`nablog.io.Stores.commit`) — and return the induced update (seed
         002, Def. 2) on base and derived relations.
 
-        A realization proposed from data that has changed since is refused.
+        A realization proposed from data that has changed since is refused. ``request`` (its text,
+        kept in the undo log) is what the realization is checked against before it is written; a
+        proposed realization carries its request as parsed when proposed, which is checked instead
+        of parsing the text again.
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> print(db.apply(db.propose("+p(1).")[0]).lines())
@@ -408,7 +403,8 @@ class Database:
         if not isinstance(change, Delta):
             from .solver import check_before_writing, parse_request
 
-            check_before_writing(self.rules, self.python_model(), change, parse_request(request) if request else None, not self.violations())
+            checked = (change.request if change.request is not None else parse_request(request)) if request else None
+            check_before_writing(self.rules, self.python_model(), change, checked, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
             from .solver.request import check_request
@@ -441,8 +437,6 @@ class Database:
     def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
         """Bring facts and model up to date after a commit, tell the subscribers what changed in
         their answers, and return the induced update."""
-        from .solver.realization import induced_update
-
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
         derived = self.rules.derived

@@ -77,20 +77,23 @@ def print_mediated(out, db: Database, atom: str, ground: bool, as_json: bool) ->
     return 0
 
 
-def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None, **more):
-    progress = Progress.for_terminal()
-    return db.propose(
-        request,
+def _options(args: argparse.Namespace):
+    """The proposal options the command line gave (checked once, here)."""
+    from ..solver import ProposeOptions
+
+    return ProposeOptions(
         method=args.method,
-        limit=args.limit if limit is None else limit,
+        limit=args.limit,
         timeout=args.timeout,
         candidates=args.candidates,
-        max_fresh=args.max_fresh if max_fresh is None else max_fresh,
+        max_fresh=args.max_fresh,
         protect=protections(args),
-        progress=progress,
         families=not args.no_families,
-        **more,
     )
+
+
+def _propose(db: Database, options, request, **more):
+    return db.propose(request, options, progress=Progress.for_terminal(), **more)
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -100,6 +103,8 @@ def run_propose(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
+    options = _options(args)
+    parsed = parse_request(request)  # once: the search and an interrupted search's answer share it
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -116,9 +121,9 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        proposal = _propose(db, args, request, on_realization=show)
+        proposal = _propose(db, options, parsed, on_realization=show)
     except KeyboardInterrupt:
-        proposal = Proposal(parse_request(request), "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
+        proposal = Proposal(parsed, "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
     if args.json and stream:
         summary = {k: v for k, v in proposal.to_json().items() if k != "realizations"}
         sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
@@ -136,9 +141,17 @@ def run_propose(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from ..solver import parse_request
+
     files, request = split_request(args.files)
     db = open_database(args, files)
-    proposal = _propose(db, args, request)
+    options = _options(args)
+    parsed = parse_request(request)  # once: each realization carries it, and apply checks against it
+    # --pick N needs the N smallest realizations only: the search stops there, as propose --limit N
+    # does (realizations come smallest first, a size's all found before the cut, so the N-th is the
+    # same as in the whole list).
+    cut = args.limit if args.interactive or args.pick < 1 else min(args.pick, args.limit or args.pick)
+    proposal = _propose(db, options, parsed, limit=cut)
     if args.interactive:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise NablogError("--interactive needs a terminal", hint="choose without one: nablog apply ... --pick N (see nablog propose for the list)")
@@ -146,7 +159,7 @@ def run_apply(args: argparse.Namespace) -> int:
 
         def more(current):
             limit = None if current.status != "bounded" or args.limit is None else 2 * max(len(current), args.limit)
-            return _propose(db, args, request, limit=limit, max_fresh=args.max_fresh + 1)
+            return _propose(db, options, parsed, limit=limit or args.limit, max_fresh=args.max_fresh + 1)
 
         chosen = choose(proposal, more, input, sys.stdout)
         if chosen is None:
