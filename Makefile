@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,server]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,server,sql]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job on the bundled example: a view update, proposed
@@ -20,7 +20,7 @@ test: $(STAMP)  ## the test suite
 	$(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)  ## every benchmark (long; see bench/README.md)
-	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,server,bench]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,server,sql,bench]'
 	$(VENV)/bin/python bench/materialize.py
 	$(VENV)/bin/python bench/propose.py
 	$(VENV)/bin/python bench/propagate.py

@@ -150,17 +150,55 @@ class Database:
         stores = Stores(paths, sources) if (paths or sources) else None
         if stores is not None:
             stores.recover()  # a commit a killed process left is finished or taken back first
-        program = parse_files(paths)
-        facts: dict[str, set[tuple]] = {}
-        for source in sources:
-            for pred, rows in source.load().items():
-                facts.setdefault(pred, set()).update(rows)
+
+        def read():
+            program = parse_files(paths)
+            facts: dict[str, set[tuple]] = {}
+            for source in sources:
+                for pred, rows in source.load().items():
+                    facts.setdefault(pred, set()).update(rows)
+            return program, facts, 0 if stores is None else stores.version()
+
+        if stores is None:
+            basis, (program, facts, version) = None, read()
+        else:
+            basis, (program, facts, version) = stores.read_consistently(read)
         db = cls(program, facts, engine, sources=sources, **options)
         db.program_paths = [Path(p) for p in paths]
         db.stores = stores
-        db._version = db._stored_version()
-        db.basis = db.fingerprint()
+        db._version = version
+        db.basis = basis or db.fingerprint()
         return db
+
+    @classmethod
+    def connect(cls, url: str, *paths: str | Path, engine: str | Engine = "python", **options) -> "Database":
+        """A database kept in PostgreSQL, SQLite or DuckDB (``postgresql://…``, ``sqlite:///path.db``,
+        ``duckdb:///path.duckdb``): its tables are the base relations, its keys, foreign keys and
+        CHECKs the constraints, its SQL views the rules (:mod:`nablog.sql`); program files
+        ``paths`` add rules and constraints. Changes are applied in one transaction of the
+        database, with the undo log in its table ``nablog_log``. Views that cannot be translated
+        are listed in :attr:`warnings`."""
+        from .sql.open import open_url, refusal_warnings
+
+        program, facts, store, refused, basis, version = open_url(url, paths)
+        db = cls(program, facts, engine, **options)
+        db.warnings = refusal_warnings(refused) + db.warnings
+        db.program_paths = [Path(p) for p in paths]
+        db.stores = store  # type: ignore[assignment]  # a SqlStore answers what Database asks of Stores
+        db._version = version
+        db.basis = basis
+        return db
+
+    def _sql_request(self, request):
+        """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
+        from .sql.requests import is_sql_request, sql_request
+
+        if not isinstance(request, str) or not is_sql_request(request):
+            return request
+        store = self.stores if hasattr(self.stores, "relations_by_name") else None
+        if store is None:
+            raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
+        return sql_request(request, store.relations_by_name, store.url.dialect, store)
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -288,6 +326,7 @@ class Database:
         """
         from .solver import propose
 
+        request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
             self.rules,
@@ -403,7 +442,7 @@ class Database:
         if not isinstance(change, Delta):
             from .solver import check_before_writing, parse_request
 
-            checked = (change.request if change.request is not None else parse_request(request)) if request else None
+            checked = (change.request if change.request is not None else parse_request(self._sql_request(request))) if request else None
             check_before_writing(self.rules, self.python_model(), change, checked, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
@@ -473,7 +512,7 @@ class Database:
         self._index = None
         self._python_violations = None
         self._version += 1
-        self.basis = self.fingerprint()
+        self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:
             self._hub.publish(self._version, notify)
         return induced_update(gained, lost)
@@ -510,9 +549,6 @@ class Database:
         for a database read from files, written in each commit, so numbering continues across
         restarts and crashes."""
         return self._version
-
-    def _stored_version(self) -> int:
-        return 0 if self.stores is None else self.stores.version()
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.

@@ -81,14 +81,24 @@ def is_file(arg: str) -> bool:
         return False
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a positional argument carrying ``usage`` (the files, then a
+    request or an atom) is shown by it: ``FILE... REQUEST``, not ``FILE REQUEST [FILE REQUEST ...]``,
+    which reads as pairs that repeat."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        return getattr(action, "usage", None) or super()._format_args(action, default_metavar)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        formatter_class=_Formatter,
         prog="nablog",
         description="nablog: view updating and repair for deductive databases (Datalog with stratified negation).",
         epilog="Run 'nablog COMMAND --help' for a command's options. Errors exit with status 2.",
     )
     parser.add_argument("--version", action="version", version=f"nablog {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=_parser_with(_Formatter))
 
     check = commands.add_parser(
         "check",
@@ -109,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bring it up to date after the base changes in --insert/--delete instead (seed 002's update "
         "propagation) and write the new model and its changes (OUT/ins__<relation>/, OUT/del__<relation>/).",
     )
-    materialize.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    _add_files(materialize)
     materialize.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: directories of CSV/Parquet files or Parquet directories named after relations, single files (repeatable)")
     materialize.add_argument("--out", required=True, metavar="DIR", help="the directory to write (created if missing)")
     materialize.add_argument("--engine", choices=("spark",), default="spark", help="evaluation engine (materialize runs on spark)")
@@ -160,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--interactive", action="store_true", help="browse the realizations and choose at the terminal")
     apply.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant, e.g. --set new1=infor3, or the member of a family, --set D=d42")
     apply.add_argument("--json", action="store_true", help="print the induced update as JSON")
+    apply.add_argument("--sql", action="store_true", help="print the SQL statements the apply would run in its transaction, and apply nothing (a database URL)")
 
     propagate = commands.add_parser(
         "propagate",
@@ -177,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Undo the newest change written by 'nablog apply' for this database: its files "
         "come back byte for byte. The undo log is .nablog/history.json beside the first program file.",
     )
-    _add_database_options(undo)
+    _add_files(undo)
+    _add_data_options(undo)
     undo.add_argument("--forget", action="store_true", help="drop the newest entry of the undo log without changing the data (when undo says the data changed since)")
 
     explain = commands.add_parser(
@@ -186,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show how the program is evaluated: its strata, its strongly connected "
         "components in evaluation order, and the dependency graph.",
     )
-    explain.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+    _add_files(explain)
+    _add_data_options(explain)
     explain.add_argument("--dot", metavar="OUT", help="write the dependency graph in Graphviz format to OUT ('-' for stdout)")
     explain.add_argument("--rules", choices=("normalized", "up", "vu", "maintenance", "rod"), help="print a transformed rule set: normalized rules (seed 002 §2.2), update propagation rules R∆ ∪ R∆τ (Def. 4, 5), view-update rules R∇ ∪ R∇τ (Def. 9, 10), seed 001's maintenance rules (Algorithm 1) or RoD rules (Algorithm 2)")
     explain.add_argument("--simplify", metavar="UPDATE", help="print the simplified constraint checks for an update, e.g. '+m1(a, b).' (seed 004, After^U and Optimize)")
@@ -245,23 +258,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="commit base-fact changes to a server: nablog commit URL '+edge(a,b).' '-edge(b,c).'",
         description="Send one transaction to a running 'nablog serve' and print its version.",
     )
-    commit.add_argument("files", nargs="+", metavar="URL CHANGE", help="the server's URL, then the changes, e.g. '+edge(a,b). -edge(b,c).'")
+    commit.add_argument("files", nargs="+", metavar="URL CHANGE", help="the server's URL, then the changes, e.g. '+edge(a,b). -edge(b,c).'").usage = "URL CHANGE..."
     commit.add_argument("--token-file", metavar="F", required=True, help="the server's token file")
     return parser
 
 
-def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+def _parser_with(formatter: type[argparse.HelpFormatter]) -> type[argparse.ArgumentParser]:
+    """The subcommands' parser class, formatting their help with ``formatter``."""
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("formatter_class", formatter)
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
+def _add_files(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+    """The program files, then a request (``FILE... REQUEST``) or an optional atom (``FILE... [ATOM]``)."""
     if request:
-        parser.add_argument("files", nargs="+", metavar="FILE REQUEST", help="program files (.lp, .dl), then the request, e.g. '+p(1). -q(a).'")
+        files = parser.add_argument("files", nargs="+", metavar="FILE REQUEST", help="program files (.lp, .dl), then the request, e.g. '+p(1). -q(a).'")
+        files.usage = "FILE... REQUEST"
     elif atom:
-        parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
+        files = parser.add_argument("files", nargs="+", metavar="FILE [ATOM]", help="program files (.lp, .dl), then optionally an atom to match")
+        files.usage = "FILE... [ATOM]"
     else:
-        parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)")
+        parser.add_argument("files", nargs="+", metavar="FILE", help="program files (.lp, .dl)").usage = "FILE..."
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", action="append", default=[], metavar="DIR", help="base facts: a directory of CSV/Parquet files named after relations, a CSV/Parquet/SQLite/.lp file (repeatable)")
+    _add_header_options(parser)
+
+
+def _add_database_options(parser: argparse.ArgumentParser, atom: bool = False, request: bool = False) -> None:
+    _add_files(parser, atom, request)
+    _add_data_options(parser)
     parser.add_argument("--engine", choices=ENGINES, default="python", help="evaluation engine (default: python)")
     parser.add_argument("--master", metavar="URL", help="Spark master URL for --engine spark (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--strict", action="store_true", help="a body predicate with no rules, facts or #base line is an error, not an empty relation with a warning")
-    _add_header_options(parser)
 
 
 def _add_header_options(parser: argparse.ArgumentParser) -> None:
@@ -299,7 +334,9 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
 
 
 def _is_request(arg: str) -> bool:
-    return arg[:1] in "+-" and not is_file(arg)
+    from ..sql.requests import is_sql_request
+
+    return (arg[:1] in "+-" or is_sql_request(arg)) and not is_file(arg)
 
 
 def protections(args: argparse.Namespace) -> list:

@@ -15,11 +15,17 @@ from .output import Progress, print_proposal, print_realization, print_reasons, 
 
 
 def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
-    options = {"master": args.master} if args.engine == "spark" and args.master else {}
+    engine = getattr(args, "engine", "python")  # undo evaluates nothing: it has no --engine
+    options = {"master": args.master} if engine == "spark" and args.master else {}
     progress = Progress.for_terminal()
-    if progress and args.engine == "python":
+    if progress and engine == "python":
         options["progress"] = progress
-    db = Database.from_files(*files, data=args.data, engine=args.engine, header=args.header, strict=getattr(args, "strict", False), **options)
+    from ..sql import is_url
+
+    if files and is_url(files[0]):  # a SQL database: its URL, then program files adding rules
+        db = Database.connect(files[0], *files[1:], engine=engine, strict=getattr(args, "strict", False), **options)
+    else:
+        db = Database.from_files(*files, data=args.data, engine=engine, header=args.header, strict=getattr(args, "strict", False), **options)
     for warning in db.warnings:
         warn(warning)
     return db
@@ -190,6 +196,11 @@ def run_apply(args: argparse.Namespace) -> int:
             values[name] = text_to_constant(value)
         if values:
             chosen = chosen.substitute(values)
+    if args.sql:
+        if not hasattr(db.stores, "statements"):
+            raise NablogError("--sql needs a database opened by its URL", hint="give postgresql://..., sqlite:///... or duckdb:///...")
+        print("\n".join(db.stores.statements(chosen.delta if hasattr(chosen, "delta") else chosen)))
+        return 0
     update = db.apply(chosen, request=request)
     if args.json:
         json.dump(update.to_json(), sys.stdout, ensure_ascii=False)

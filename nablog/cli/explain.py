@@ -52,7 +52,7 @@ def print_tableau(out: TextIO, args: argparse.Namespace) -> int:
     """The update tableau of a request (seed 003, Def. 14-20, 24), as a tree or in Graphviz."""
     from ..solver.tableaux import request_tableau
 
-    db = Database.from_files(*args.files)
+    db = Database.from_files(*args.files, data=args.data, header=args.header)
     tableau = request_tableau(db.rules, db.facts, db.python_model(), args.tableau, materialized=args.materialized)
     if args.dot:
         text = tableau.dot(limit=args.branches) + "\n"

@@ -60,13 +60,15 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from ..lang import DataError, Delta, NablogError
 from .base import FactSource, PendingFile, fsync_directory, prepare_file
 from .factsfile import FactsFile
 from .history import History
 from .sqlitedb import SqliteDatabase
+
+T = TypeVar("T")
 
 LOCK_TIMEOUT = 10.0
 """Seconds a commit waits for another writer before it is refused."""
@@ -132,6 +134,10 @@ class Stores:
         self.fault: Callable[[str], None] | None = None  # tests: called at every protocol step
         self._lock_depth = 0
         self._lock_fd: int | None = None
+        # The fingerprint of the data as the last commit or undo left it, taken under the lock:
+        # what a database's next change is computed on (fingerprint() after the lock is released
+        # could include another writer's commit that the database never read).
+        self.settled: str | None = None
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -150,6 +156,27 @@ class Stores:
                     continue
                 parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
         return "|".join(parts)
+
+    def read_consistently(self, read: Callable[[], T], attempts: int = 3) -> tuple[str, T]:
+        """``read()`` (of the stores' files) and the fingerprint of what it read: taken before and
+        after it, and read again when they differ (a commit or an edit landed in between), the
+        last attempt under the lock (no nablog writer then). A fingerprint taken apart from the
+        read would name data the read never saw, and a change computed on the read would be
+        merged into that data unchecked (issue 24, fault 4)."""
+        for _ in range(attempts - 1):
+            before = self.fingerprint()
+            result = read()
+            if self.fingerprint() == before:
+                return before, result
+        with self.locked():
+            before = self.fingerprint()
+            result = read()
+            if self.fingerprint() != before:
+                raise NablogError(
+                    "the data kept changing while it was read (another program is writing it)",
+                    hint="retry when the other program has finished writing",
+                )
+            return before, result
 
     def owner(self, pred: str) -> FactSource:
         """The store that holds ``pred``: where its facts are, or where a new relation goes (the
@@ -250,6 +277,7 @@ class Stores:
         with self.locked():
             self.recover()
             self._check_basis(basis)
+            self.settled = self.fingerprint() if basis is None else basis
             by_store: dict[int, tuple[FactSource, dict]] = {}
             for pred, (ins, dele) in delta.by_relation().items():
                 store = self.owner(pred)
@@ -483,6 +511,7 @@ class Stores:
                 hint=f"the change is recorded in {self.state / 'journal.json'}; the next nablog command on this database finishes it",
             ) from None
         self._cleanup(journal)
+        self.settled = self.fingerprint()
 
     def _apply(self, journal: dict, done: list[str] | None = None) -> None:
         """Step 6, also the roll-forward of recovery: idempotent. ``done`` collects what was changed."""

@@ -66,6 +66,37 @@ def variables(conj: Iterable[Element]) -> set[Var]:
     return out
 
 
+def scoped(body: Iterable[Element]) -> set[Var]:
+    """The variables a negation with this body quantifies itself: those met outside its nested
+    negations or in two of its elements. A variable confined to one nested negation belongs to
+    that one (a constraint wrapped in ``not(...)`` keeps its inner scopes).
+
+    >>> from nablog.lang import Comparison as C, Var
+    >>> X, A = Var("X"), Var("A")
+    >>> sorted(v.name for v in scoped((C(">=", X, 0), Not((C("=", A, X),)))))
+    ['X']
+    """
+    seen: set[Var] = set()
+    out: set[Var] = set()
+    for e in body:
+        mine = variables(e.body) if isinstance(e, Not) else set(e.variables())
+        out |= mine & seen
+        if not isinstance(e, Not):
+            out |= mine
+        seen |= mine
+    return out
+
+
+def top_variables(conj: Iterable[Element]) -> set[Var]:
+    """The variables met outside every negation: existential over the whole conjunction, and so
+    still after :func:`expand_calls` moves a domain call into a disjunction or relaxes it away."""
+    out: set[Var] = set()
+    for e in conj:
+        if not isinstance(e, Not):
+            out.update(e.variables())
+    return out
+
+
 def substitute(conj: Iterable[Element], theta: Mapping[Var, Term]) -> Constraint:
     """The conjunction with each variable replaced by its image under ``theta``."""
 
@@ -394,14 +425,14 @@ class Solver:
             out[v] = next(iter(ks)) if ks else "int"
         return out
 
-    def _expr(self, conj: Iterable, sorts: dict[Var, str], bound: set[Var]) -> z3.BoolRef:
+    def _expr(self, conj: Iterable, sorts: dict[Var, str], bound: set[Var], uninterpreted: bool = False) -> z3.BoolRef:
         parts = []
         conj = list(conj)
         for k, e in enumerate(conj):
             if isinstance(e, Not):
                 outside = bound | variables(conj[:k] + conj[k + 1 :])
-                local = sorted((v for v in variables(e.body) if v not in outside), key=lambda v: v.name)
-                body = self._expr(e.body, sorts, outside | set(local))
+                local = sorted((v for v in scoped(e.body) if v not in outside), key=lambda v: v.name)
+                body = self._expr(e.body, sorts, outside | set(local), uninterpreted)
                 if local:
                     body = z3.Exists([self._var(v, sorts) for v in local], body)
                 parts.append(z3.Not(body))
@@ -409,7 +440,9 @@ class Solver:
                 t = self._term(e.term, sorts)
                 parts.append(z3.Or([t == self._const(c) for c in e.values if _kind(c) == sorts.get(e.term, _kind(c))] or [z3.BoolVal(False)]))
             elif isinstance(e, DomainCall):
-                raise NablogError(f"the domain call {e} was not evaluated", hint="expand domain calls before solving")
+                if not uninterpreted:
+                    raise NablogError(f"the domain call {e} was not evaluated", hint="expand domain calls before solving")
+                parts.append(self._call(e, sorts))
             else:
                 parts.append(self._comparison(e, sorts))
         return z3.And(parts) if parts else z3.BoolVal(True)
@@ -427,6 +460,16 @@ class Solver:
                 return z3.StrLE(a, b)
             return z3.StrLT(b, a) if c.op == ">" else z3.StrLE(b, a)
         return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[c.op]
+
+    def _call(self, call: DomainCall, sorts: dict[Var, str]) -> z3.BoolRef:
+        """``in(t, d:f(args))`` as an uninterpreted relation ``in_d_f(args, t)``: true of whatever
+        the function may answer."""
+        terms = [*call.args, call.term]
+        kinds = [sorts[t] if isinstance(t, Var) else _kind(t) for t in terms]
+        relation = z3.Function(
+            f"in|{call.domain}:{call.function}|{','.join(kinds)}", *(z3.StringSort() if k == "str" else z3.IntSort() for k in kinds), z3.BoolSort()
+        )
+        return relation(*(self._term(t, sorts) for t in terms))
 
     def _var(self, v: Var, sorts: dict[Var, str]) -> z3.ExprRef:
         return z3.String(v.name) if sorts[v] == "str" else z3.Int(v.name)
@@ -457,15 +500,17 @@ class Solver:
             conj = expand_calls(conj, self.domains, relax)
         return normalize(conj, keep)
 
-    def satisfiable(self, conj: Constraint, relax: bool = False, free: Iterable[Var] = ()) -> bool:
+    def satisfiable(self, conj: Constraint, relax: bool = False, free: Iterable[Var] = (), uninterpreted: bool = False) -> bool:
         """Has the conjunction a solution (with the domains' current answers, or any, with ``relax``)?
 
         ``free`` names the variables that are the conjunction's own even where they occur only
         under a negation (a constrained atom's head variables); other variables met only inside a
-        negation are local to it.
+        negation are local to it. With ``uninterpreted`` no function is called: a domain call is a
+        relation z3 may choose, so "unsatisfiable" means unsatisfiable whatever the domains answer
+        (what entailment under W_P needs; ``relax`` only over-approximates satisfiability).
         """
-        free = tuple(free)
-        conj = self.prepare(conj, relax, free)
+        free = _with_top(free, conj)
+        conj = normalize(conj, free) if uninterpreted else self.prepare(conj, relax, free)
         theta = {e.left: e.right for e in conj if isinstance(e, Comparison) and e.op == "=" and e.left in free and not isinstance(e.right, Var)}
         if theta:  # a kept variable equal to a constant is the constant (what ground atoms are)
             free = tuple(v for v in free if v not in theta)
@@ -474,7 +519,7 @@ class Solver:
             return False
         if not conj:
             return True
-        return self._check(self._expr(conj, self._sorts(conj), set(free)))
+        return self._check(self._expr(conj, self._sorts(conj), set(free), uninterpreted))
 
     def entails(self, premise: Constraint, conclusion: Constraint, over: tuple[Var, ...]) -> bool:
         """Is every solution of ``premise`` on the variables ``over`` one of ``conclusion``?
@@ -489,30 +534,32 @@ class Solver:
         lset, rset = set(left), set(right)
         return all(c in rset or self.covered(c, right, over) for c in left) and all(c in lset or self.covered(c, left, over) for c in right)
 
-    def covered(self, conj: Constraint, union: list[Constraint], over: tuple[Var, ...]) -> bool:
-        """Is every solution of ``conj`` a solution of some member of ``union``?"""
+    def covered(self, conj: Constraint, union: list[Constraint], over: tuple[Var, ...], uninterpreted: bool = False) -> bool:
+        """Is every solution of ``conj`` a solution of some member of ``union`` (whatever the
+        domains answer, with ``uninterpreted``)?"""
         if conj in union:
             return True
         union = [other for other in union if not disjoint(conj, other, over)]
         if not union:
-            return not self.satisfiable(conj, free=over)
+            return not self.satisfiable(conj, free=over, uninterpreted=uninterpreted)
         nots = []
         for k, other in enumerate(union):
             rename = {v: Var(f"{v.name}__u{k}") for v in variables(other) if v not in over}
             nots.append(Not(substitute(other, rename)))
-        return not self.satisfiable(tuple(conj) + tuple(nots), free=over)
+        return not self.satisfiable(tuple(conj) + tuple(nots), free=over, uninterpreted=uninterpreted)
 
     def solutions(self, conj: Constraint, over: tuple[Var, ...], limit: int = 1000) -> tuple[list[tuple], bool]:
         """The solutions on ``over``, sorted, and whether they are all (``False`` when past ``limit``)."""
-        conj = self.prepare(conj, keep=over)
+        bound = _with_top(over, conj)
+        conj = self.prepare(conj, keep=bound)
         if conj == FALSE:
             return [], True
         theta = {c.left: c.right for c in conj if isinstance(c, Comparison) and c.op == "=" and c.left in over and not isinstance(c.right, Var)}
         free = [v for v in over if v not in theta]
-        if not free:
-            return [tuple(theta[v] for v in over)], True
+        if not free:  # one candidate row: the rest of the constraint decides it
+            return ([tuple(theta[v] for v in over)] if self.satisfiable(conj, free=bound) else []), True
         sorts = self._sorts(conj + tuple(Comparison("=", v, v) for v in over))
-        formula = self._expr(conj, sorts, set(over))
+        formula = self._expr(conj, sorts, set(bound))
         terms = [self._var(v, sorts) for v in free]
         found: list[tuple] = []
         self._z3.push()
@@ -551,6 +598,12 @@ class Solver:
                 if not any(isinstance(x, DomainCall) for x in _walk(rest)) and not self.satisfiable(rest + e.body, free=keep):
                     out.remove(e)
         return tuple(out)
+
+
+def _with_top(keep: Iterable[Var], conj: Constraint) -> tuple[Var, ...]:
+    """``keep`` followed by the conjunction's other top-level variables (see :func:`top_variables`)."""
+    keep = tuple(keep)
+    return keep + tuple(sorted(top_variables(conj) - set(keep), key=lambda v: v.name))
 
 
 def _renamed(conj: Constraint, keep: tuple[Var, ...]) -> Constraint:

@@ -28,66 +28,28 @@ b(X) :- X >= 5, X != 6.
 c(X) :- X <= 3.
 c(X) :- X >= 5, X != 6.
 
-Finite ground: recursion must reach atoms that repeat (ground cycles are cut, since a derivation
-through the same ground atom twice adds nothing, see :meth:`MediatedView._redundant`); a
-non-ground recursion without end stops at ``max_rounds`` with an error.
+Termination: a derivation that passes below its root through an atom of the same predicate with
+the same head (by its equalities) adds nothing and is cut (:meth:`MediatedView._redundant`), so
+recursion through ground atoms ends; a recursion deriving ever new non-ground atoms stops at
+``max_rounds`` with an error.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from ..lang.ast import Atom, Comparison, ConstrainedRule, DomainCall, Literal, Rule, Term, Var, row_sort_key
+from ..lang.ast import Atom, Comparison, ConstrainedRule, Term, Var, row_sort_key
 from ..lang.errors import NablogError, QueryError
 from ..lang.parser import parse_atom, parse_statements
-from .constraints import FALSE, Constraint, Domains, Not, Solver, disjoint, format_constraint, normalize, substitute, variables
+from .constraints import FALSE, Constraint, Domains, Not, Solver, format_constraint, normalize, substitute, variables
+from .mediated_atoms import Clause, Derivation, Entry, bind, clause_of, compose, fixed_positions, format_support, head_vars, namer, recursive_components
+from .mediated_deletion import Deletions
+
+__all__ = ["MediatedView", "format_support", "head_vars"]
 
 
-def head_vars(arity: int) -> tuple[Var, ...]:
-    """The canonical head variables of a constrained atom: ``X``, ``Y``, ``Z``, ``W``, or ``X1..Xn``.
-
-    >>> head_vars(2), len(head_vars(5))
-    ((Var(name='X'), Var(name='Y')), 5)
-    """
-    if arity <= 4:
-        return tuple(Var(n) for n in "XYZW"[:arity])
-    return tuple(Var(f"X{i}") for i in range(1, arity + 1))
-
-
-@dataclass
-class Clause:
-    """A numbered mediator clause ``head ← constraints ‖ body`` (``Cn(C)`` of seed 000 §3.1.2)."""
-
-    number: int
-    head: Atom
-    constraints: Constraint
-    body: tuple[Atom, ...]
-
-    def __str__(self) -> str:
-        return str(ConstrainedRule(self.head, tuple(self.constraints), self.body))  # type: ignore[arg-type]
-
-
-@dataclass
-class Entry:
-    """One constrained atom of the view, over :func:`head_vars`, with its support."""
-
-    id: int
-    pred: str
-    arity: int
-    constraint: Constraint
-    clause: int
-    children: tuple[int, ...] = ()
-    fixed: dict[int, object] = field(default_factory=dict)  # head positions the constraint fixes to a constant
-
-    def ground(self) -> bool:
-        """Is the atom one ground fact (every head variable equal to a constant, nothing else)?"""
-        return len(self.fixed) == self.arity and len(self.constraint) == self.arity
-
-
-class MediatedView:
+class MediatedView(Deletions):
     """The materialized view of a constrained database under ``T_P`` or ``W_P`` (seed 000, §2.3, §4).
 
     Parameters
@@ -108,7 +70,8 @@ class MediatedView:
         self.solver = Solver(self.domains)
         self.operator = operator
         self.max_rounds = max_rounds
-        self.clauses: list[Clause] = [_clause(k + 1, c) for k, c in enumerate(clauses)]
+        self.clauses: list[Clause] = [clause_of(k + 1, c) for k, c in enumerate(clauses)]
+        self._recursive = recursive_components(self.clauses)
         self._fresh = itertools.count(1)
         self.materialize()
 
@@ -137,12 +100,12 @@ class MediatedView:
 
     def _make(self, clause: Clause, children: tuple[Entry, ...]) -> Entry | None:
         """Derive the constrained atom of ``clause`` over ``children`` and add it, if solvable."""
-        constraint = self._derive(clause, children)
-        if not self._solvable(constraint, clause.head.arity):
+        derived = self._derive(clause, children)
+        if not self._solvable(derived.constraint, clause.head.arity):
             return None
-        return self._add(clause.head.pred, clause.head.arity, constraint, clause.number, tuple(c.id for c in children))
+        return self._add(clause.head.pred, clause.head.arity, derived, clause.number, tuple(c.id for c in children))
 
-    def _derive(self, clause: Clause, children: tuple[Entry, ...]) -> Constraint:
+    def _derive(self, clause: Clause, children: tuple[Entry, ...]) -> Derivation:
         """Ξ0 ∧ Ξ1 ∧ … ∧ Ξn ∧ X̄i = t̄i ∧ X̄ = t̄0, variables standardized apart, normalized."""
         rename: dict[Var, Var] = {}
 
@@ -159,12 +122,15 @@ class MediatedView:
         conj: list = list(substitute(clause.constraints, theta))
         head = head_vars(clause.head.arity)
         conj += [Comparison("=", h, term(t)) for h, t in zip(head, clause.head.args)]
+        child_heads = []
         for atom, child in zip(clause.body, children):
             child_vars = variables(child.constraint) | set(head_vars(child.arity))
             sigma = {v: Var(f"_V{next(self._fresh)}") for v in child_vars}
             conj += substitute(child.constraint, sigma)
             conj += [Comparison("=", sigma[h], term(t)) for h, t in zip(head_vars(child.arity), atom.args)]
-        return normalize(conj, head)
+            child_heads.append(tuple(sigma[h] for h in head_vars(child.arity)))
+        name = namer(conj, head)
+        return Derivation(normalize(conj, head), tuple(name(h) for h in head), tuple(tuple(name(v) for v in vs) for vs in child_heads))
 
     def _solvable(self, constraint: Constraint, arity: int) -> bool:
         """T_P's test, or W_P's (unsolvable whatever the domains answer), on a constrained atom's constraint."""
@@ -172,10 +138,11 @@ class MediatedView:
             return False
         return self.solver.satisfiable(constraint, relax=self.operator == "W", free=head_vars(arity))
 
-    def _add(self, pred: str, arity: int, constraint: Constraint, clause: int, children: tuple[int, ...]) -> Entry | None:
-        fixed = _fixed(constraint, arity)
-        entry = Entry(next(self._ids), pred, arity, constraint, clause, children, fixed)
-        if entry.ground() and self._redundant(entry):
+    def _add(self, pred: str, arity: int, derived: Derivation, clause: int, children: tuple[int, ...]) -> Entry | None:
+        constraint = derived.constraint
+        fixed = fixed_positions(constraint, arity)
+        entry = Entry(next(self._ids), pred, arity, constraint, clause, children, fixed, derived.shape, derived.links)
+        if pred in self._recursive and self._redundant(entry):
             return None
         self.entries[entry.id] = entry
         self._by_pred.setdefault(pred, []).append(entry.id)
@@ -189,23 +156,34 @@ class MediatedView:
         return entry
 
     def _redundant(self, entry: Entry) -> bool:
-        """Does the derivation pass through the same ground atom below its root?
+        """Does the derivation pass, below its root, through an atom of the same predicate whose
+        head its equalities make the root's own (position by position the same head variable or
+        the same constant)?
 
-        Such a derivation has a sub-derivation of the same fact from a subset of its leaves, so
-        every deletion that removes the shorter one removes this one too: keeping it would add
-        nothing but make the duplicate semantics infinite on cyclic data.
+        The root's constraint then holds that atom's constraint on the same head, so the root's
+        instances are among that atom's, whatever the domains answer, and stay so: Straight Delete
+        rebuilds the root from that atom, DRed narrows both by the same deleted instances.
+        Keeping the root would add nothing but make the duplicate semantics infinite on cyclic
+        data, ground (``w(3)`` again through ``g(3, 3)``) or not. Only atoms of the root's
+        recursive component are walked: no other can lead back to its predicate.
         """
-        stack = list(entry.children)
+        component = self._recursive[entry.pred]
+        needed = {t for t in entry.shape if isinstance(t, Var)}
+        stack = [(c, link) for c, link in zip(entry.children, entry.links) if c in self.entries and self.entries[c].pred in component]
         seen = set()
         while stack:
-            c = stack.pop()
-            if c in seen or c not in self.entries:
+            c, shape = stack.pop()
+            if (c, shape) in seen or c not in self.entries:
                 continue
-            seen.add(c)
+            seen.add((c, shape))
             child = self.entries[c]
-            if child.pred == entry.pred and child.constraint == entry.constraint:
+            if child.pred == entry.pred and child.arity == entry.arity and shape == entry.shape:
                 return True
-            stack.extend(child.children)
+            for grandchild, link in zip(child.children, child.links):
+                if grandchild in self.entries and self.entries[grandchild].pred in component:
+                    composed = compose(link, shape)
+                    if needed <= set(composed):  # a head variable the root needs is lost below here
+                        stack.append((grandchild, composed))
         return False
 
     def _saturate(self, delta: list[int], clauses: list[Clause] | None = None) -> None:
@@ -255,7 +233,7 @@ class MediatedView:
             for entry in pool:
                 if i != j and (entry.id > last or i < j and entry.id in exclude):
                     continue
-                nb = _bind(atom, entry, bound)
+                nb = bind(atom, entry.fixed, bound)
                 if nb is not None:
                     chosen.append(entry)
                     yield from rec(i + 1, nb, chosen)
@@ -413,113 +391,6 @@ class MediatedView:
         else:
             raise ValueError(f"unknown deletion method {method!r}: stdel, dred or recompute")
 
-    def _straight_delete(self, atom: Atom, theta: Constraint) -> None:
-        """Algorithm 2: narrow the atoms the deletion meets, then every atom whose support uses a
-        narrowed one, rebuilt from its clause (now in P') and its children; drop the unsolvable."""
-        heap: list[int] = []
-        for entry in self._candidates(atom, {}, _fixed(theta, atom.arity)):
-            if disjoint(entry.constraint, theta, head_vars(entry.arity)):
-                continue
-            if entry.pred == atom.pred and self.solver.satisfiable(
-                entry.constraint + _rename_head(theta, entry.arity, self._fresh), free=head_vars(entry.arity)
-            ):
-                heap.append(entry.id)
-        heapq.heapify(heap)
-        queued = set(heap)
-        while heap:
-            i = heapq.heappop(heap)
-            entry = self.entries.get(i)
-            if entry is None:
-                continue
-            children = tuple(self.entries.get(c) for c in entry.children)
-            clause = self.clauses[entry.clause - 1]
-            constraint = FALSE if None in children else self._derive(clause, children)  # type: ignore[arg-type]
-            if constraint == entry.constraint:
-                continue
-            if self._solvable(constraint, entry.arity):
-                entry.constraint = constraint
-            else:
-                self._remove(entry)
-            for p in self._parents.get(i, []):
-                if p not in queued:
-                    queued.add(p)
-                    heapq.heappush(heap, p)
-
-    def _remove(self, entry: Entry) -> None:
-        del self.entries[entry.id]
-
-    def _extended_dred(self, atom: Atom, theta: Constraint, old: dict[int, Constraint]) -> None:
-        """Algorithm 1: unfold the deletion into P_OUT over the old program and view, delete
-        ``[P_OUT]`` from every atom (M'), then rederive inside ``[P_OUT]`` with P'."""
-        original = {n: Clause(n, c.head, old[n], c.body) for n, c in ((c.number, c) for c in self.clauses)}
-        out: dict[str, list[Constraint]] = {}
-        delta: list[tuple[str, Constraint]] = []
-        for entry in self._candidates(atom, {}, _fixed(theta, atom.arity)):
-            if disjoint(entry.constraint, theta, head_vars(entry.arity)):
-                continue
-            conj = normalize(entry.constraint + theta, head_vars(entry.arity))
-            if self._solvable(conj, entry.arity):
-                out.setdefault(atom.pred, []).append(conj)
-                delta.append((atom.pred, conj))
-        # step 1: P_OUT, one body atom from the previous round, the others from M
-        while delta:
-            produced: list[tuple[str, Constraint]] = []
-            for pred, removed in delta:
-                for clause in original.values():
-                    for j, b in enumerate(clause.body):
-                        if b.pred != pred:
-                            continue
-                        pseudo = Entry(0, pred, b.arity, removed, 0, (), _fixed(removed, b.arity))
-                        for children in self._joins(clause, j, [pseudo], set()):
-                            conj = self._derive(clause, children)
-                            if not self._solvable(conj, clause.head.arity):
-                                continue
-                            head = clause.head
-                            have = out.setdefault(head.pred, [])
-                            if have and self.solver.covered(conj, have, head_vars(head.arity)):
-                                continue
-                            have.append(conj)
-                            produced.append((head.pred, conj))
-            delta = produced
-        # step 2: M' = M minus [P_OUT]; the atoms each removed one meets are found by the index
-        meets: dict[int, list[Constraint]] = {}
-        arities = {c.head.pred: c.head.arity for c in self.clauses}
-        for pred, removed_atoms in out.items():
-            for r in removed_atoms:
-                for entry in self._candidates(Atom(pred, head_vars(arities[pred])), {}, _fixed(r, arities[pred])):
-                    head = head_vars(entry.arity)
-                    if not disjoint(entry.constraint, r, head) and self._solvable(normalize(entry.constraint + r, head), entry.arity):
-                        meets.setdefault(entry.id, []).append(r)
-        for i, removed in sorted(meets.items()):
-            entry = self.entries[i]
-            head = head_vars(entry.arity)
-            narrowed = normalize(entry.constraint + tuple(Not(_apart(r, head, self._fresh)) for r in removed), head)
-            if self._solvable(narrowed, entry.arity):
-                entry.constraint = narrowed
-            else:
-                self._remove(entry)
-        self.supports_valid = False
-        # step 3: rederive what P' still derives inside [P_OUT], joined on the deleted atoms' constants
-        changed = True
-        while changed:
-            changed = False
-            for clause in self.clauses:
-                head = head_vars(clause.head.arity)
-                for removed in out.get(clause.head.pred, []):
-                    bindings = _head_bindings(clause.head, _fixed(removed, clause.head.arity))
-                    if bindings is None:
-                        continue
-                    within = _apart(removed, head, self._fresh)
-                    for children in self._joins(clause, -1, (), set(), bindings) if clause.body else [()]:
-                        conj = normalize(self._derive(clause, children) + within, head)
-                        if not self._solvable(conj, clause.head.arity):
-                            continue
-                        have = [e.constraint for e in self._candidates(Atom(clause.head.pred, head), {}, _fixed(conj, len(head)))]
-                        if self.solver.covered(conj, have, head):
-                            continue
-                        self._add(clause.head.pred, clause.head.arity, conj, clause.number, tuple(c.id for c in children))
-                        changed = True
-
     def insert(self, update: str | tuple[Atom, Constraint]) -> None:
         """Insert the instances of a constrained atom (seed 000, §3.2, Algorithm 3).
 
@@ -527,7 +398,7 @@ class MediatedView:
         semi-naively, each new atom using at least one atom added before it.
         """
         atom, constraint = self.parse_update(update) if isinstance(update, str) else update
-        clause = _clause(len(self.clauses) + 1, ConstrainedRule(atom, tuple(constraint), ()))
+        clause = clause_of(len(self.clauses) + 1, ConstrainedRule(atom, tuple(constraint), ()))
         self.clauses.append(clause)
         if not self.supports_valid:
             self.materialize()
@@ -554,83 +425,10 @@ class MediatedView:
         clone = object.__new__(MediatedView)
         clone.domains, clone.solver, clone.operator, clone.max_rounds = self.domains, self.solver, self.operator, self.max_rounds
         clone.clauses = [Clause(c.number, c.head, c.constraints, c.body) for c in self.clauses]
+        clone._recursive = self._recursive
         clone._fresh = self._fresh
         clone.materialize()
         return clone
 
 
 _UNBOUND = object()
-
-
-def _fixed(constraint: Constraint, arity: int) -> dict[int, object]:
-    """Head positions the (normalized) constraint fixes to a constant."""
-    head = head_vars(arity)
-    return {
-        head.index(e.left): e.right
-        for e in constraint
-        if isinstance(e, Comparison) and e.op == "=" and e.left in head and not isinstance(e.right, Var)
-    }
-
-
-def _bind(atom: Atom, entry: Entry, bound: dict) -> dict | None:
-    """The bindings extended by the entry's fixed constants at the atom's variables; None on a clash."""
-    nb = dict(bound)
-    for pos, value in entry.fixed.items():
-        t = atom.args[pos]
-        if isinstance(t, Var):
-            if nb.setdefault(t, value) != value:
-                return None
-        elif t != value:
-            return None
-    return nb
-
-
-def _head_bindings(head: Atom, fixed: dict[int, object]) -> dict | None:
-    """Variable bindings making the clause head meet the fixed constants; None if it cannot."""
-    out: dict = {}
-    for pos, value in fixed.items():
-        t = head.args[pos]
-        if isinstance(t, Var):
-            if out.setdefault(t, value) != value:
-                return None
-        elif t != value:
-            return None
-    return out
-
-
-def _rename_head(theta: Constraint, arity: int, fresh: Iterator[int]) -> Constraint:
-    """``theta`` with its non-head variables renamed apart."""
-    return _apart(theta, head_vars(arity), fresh)
-
-
-def _apart(conj: Constraint, head: tuple[Var, ...], fresh: Iterator[int]) -> Constraint:
-    return substitute(conj, {v: Var(f"_A{next(fresh)}") for v in variables(conj) if v not in head})
-
-
-def format_support(support: tuple) -> str:
-    """``<2, <3>>`` as seed 000 writes supports.
-
-    >>> format_support((4, (2, (3,))))
-    '<4, <2, <3>>>'
-    """
-    return "<" + ", ".join(format_support(s) if isinstance(s, tuple) else str(s) for s in support) + ">"
-
-
-def _clause(number: int, statement) -> Clause:
-    if isinstance(statement, ConstrainedRule):
-        return Clause(number, statement.head, tuple(statement.constraints), statement.body)
-    if isinstance(statement, Rule):
-        if len(statement.head) != 1:
-            raise NablogError("a mediator rule has one head atom", statement.loc, "write one rule per head atom")
-        body, constraints = [], []
-        for b in statement.body:
-            if isinstance(b, Literal):
-                if not b.positive:
-                    raise NablogError(f"negation ({b}) in a mediator rule", statement.loc, "constrained databases have no negation (seed 000)")
-                body.append(b.atom)
-            elif isinstance(b, (Comparison, DomainCall)):
-                constraints.append(b)
-            else:
-                raise NablogError(f"{b} cannot stand in a mediator rule", statement.loc, "use comparisons, domain calls and positive atoms")
-        return Clause(number, statement.head[0], tuple(constraints), tuple(body))
-    raise NablogError(f"{statement} is not a mediator clause", getattr(statement, "loc", None), "mediators hold rules and facts only")

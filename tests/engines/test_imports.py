@@ -17,6 +17,7 @@ ROOMS = {
     "lang": 0,
     "transforms": 1,
     "io": 1,
+    "sql": 1,  # SQL databases as stores (Database.connect): over the language only
     "engines": 2,
     "tableaux": 3,
     "solver": 4,

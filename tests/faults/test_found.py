@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nablog.cli import main
 
 
@@ -157,3 +159,72 @@ def test_a_committed_journal_sqlite_refuses_is_rolled_back_with_a_message(tmp_pa
     db = Database.from_files(rules, data=[data])
     assert db.apply(Delta.parse("+a(2).")).lines() == ["+a(2)", "+p(2)"]
     assert db.undo() is not None and db.undo() is None
+
+
+# -- fault 4: the fingerprint of what was read ----------------------------------------------------
+
+ONE_CHAIR = """#constraint one_chair :- group_chair(G, X), group_chair(G, Y), X != Y.
+chair(X) :- group_chair(G, X).
+"""
+
+
+def _chairs(root: Path) -> tuple[Path, Path]:
+    (root / "rules.lp").write_text(ONE_CHAIR)
+    (root / "data").mkdir()
+    (root / "data" / "group_chair.csv").write_text("group,chair\ninfor1,matthias\n")
+    return root / "rules.lp", root / "data"
+
+
+def test_a_commit_landing_while_the_facts_are_read_is_seen(tmp_path, monkeypatch):
+    """The deterministic form of two applies merged into a violation: another writer commits
+    right after this database read its facts (and before it took the fingerprint). Its
+    realization, computed on facts without the other commit, must not be written over it."""
+    from nablog import Database, NablogError
+    from nablog.io.directory import DirectorySource
+
+    rules, data = _chairs(tmp_path)
+    load = DirectorySource.load
+    interleaved = []
+
+    def load_then_another_commits(self, relations=None):
+        facts = load(self, relations)
+        if not interleaved:
+            interleaved.append(1)
+            Database.from_files(rules, data=[data]).commit(delete=["group_chair(infor1, matthias)"], insert=["group_chair(infor1, gerhard)"])
+        return facts
+
+    monkeypatch.setattr(DirectorySource, "load", load_then_another_commits)
+    db = Database.from_files(rules, data=[data])
+    monkeypatch.setattr(DirectorySource, "load", load)
+    try:
+        db.apply(db.propose("+chair(anna).")[0])
+    except NablogError as e:
+        assert "changed since" in str(e)
+    fresh = Database.from_files(rules, data=[data])
+    assert fresh.violations() == []
+    assert db.facts["group_chair"] == fresh.facts["group_chair"]
+
+
+def test_the_basis_after_a_commit_is_the_data_that_commit_left(tmp_path, monkeypatch):
+    """After its own commit a database takes the fingerprint under the commit's lock: another
+    writer's commit landing right after the lock is released is not taken for data this
+    database has read."""
+    from nablog import Database, NablogError
+    from nablog.io.stores import Stores
+
+    rules, data = _chairs(tmp_path)
+    db = Database.from_files(rules, data=[data])
+    commit = Stores.commit
+
+    def commit_then_another_commits(self, *args, **kwargs):
+        real = commit(self, *args, **kwargs)
+        if self is db.stores:
+            monkeypatch.setattr(Stores, "commit", commit)
+            Database.from_files(rules, data=[data]).commit(insert=["group_chair(infor3, anna)"])
+        return real
+
+    monkeypatch.setattr(Stores, "commit", commit_then_another_commits)
+    db.commit(insert=["group_chair(infor2, gerhard)"])
+    assert ("infor3", "anna") not in db.facts["group_chair"]
+    with pytest.raises(NablogError, match="changed since"):
+        db.apply(db.propose("+chair(bea).")[0])

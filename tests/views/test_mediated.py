@@ -259,3 +259,106 @@ def test_stdel_dred_and_recomputation_agree(text, steps):
         oracle = views["stdel"].recomputed()
         assert_same_view(views["stdel"], oracle)
         assert_same_view(views["dred"], oracle)
+
+
+# -- issue 30: the four causes and the recursion through a ground constrained fact, exactly ----------
+
+METHODS = ["stdel", "dred", "recompute"]
+
+
+@pytest.mark.parametrize("operator", ["T", "W"])
+@pytest.mark.parametrize("method", METHODS)
+def test_dred_keeps_instances_still_derivable(operator, method):
+    # P_OUT holds d0(X) <- 1 <= X <= 5; d0(1) is still derived from b(1) by clause 3. DRed's
+    # rederivation asked whether d0(1) was covered by the narrowed d0(X) <- 0 <= X <= 1, not(...),
+    # and the nested negation's local variable was quantified outside it.
+    view = MediatedView.from_text(
+        """b(X) :- X >= 0, X <= 1 ||.
+        h1 :- || b(X).
+        d0(X) :- || b(X).
+        d0(X) :- X >= 1, X <= 5 || h1.""",
+        operator=operator,
+    )
+    view.delete("h1", method=method)
+    assert view.ground("d0(X)") == ([(0,), (1,)], True)
+    assert view.ground("h1") == ([], True)
+    assert [view.contains(f"d0({n})") for n in range(-1, 4)] == [False, True, True, False, False]
+
+
+def _f_domains(answers: dict) -> Domains:
+    domains = Domains()
+    domains.register("d", f=lambda x: answers.get(x, set()))
+    return domains
+
+
+@pytest.mark.parametrize("operator", ["T", "W"])
+def test_ground_decides_a_domain_call_on_a_variable_not_in_the_head(operator):
+    answers = {4: {0, 1}}
+    text = "g(4, 4). u(1).\nd0(Y) :- in(Z, d:f(X)), Y < Z || g(X, X), u(Y)."
+    view = MediatedView.from_text(text, _f_domains(answers), operator=operator)
+    assert view.ground("d0(X)") == ([], True)
+    assert view.ground("d0(1)") == ([], True)
+    assert not view.contains("d0(1)")
+    assert view.query("d0(X)") == []
+    answers[4] = {0, 3}  # the source changes: now 1 < 3
+    view.external_change()
+    assert view.ground("d0(X)") == ([(1,)], True)
+    assert view.contains("d0(1)")
+    answers[4] = {1}
+    view.external_change()
+    assert view.ground("d0(X)") == ([], True) and not view.contains("d0(1)")
+    answers[4] = {5}
+    view.external_change()
+    view.delete("u(X) || X = 1", method="stdel")
+    assert view.ground("d0(X)") == ([], True) and not view.contains("d0(1)")
+
+
+@pytest.mark.parametrize("operator", ["T", "W"])
+def test_query_patterns_with_constants_and_repeated_variables(operator):
+    view = MediatedView.from_text(
+        """b(X) :- X >= 2, X < 7 ||.
+        r(X, X) :- 0 <= X, X < 4 ||.
+        h0(Y, Z) :- || r(X, Y), b(Z).
+        d1(Y) :- Y < X || h0(X, Y).
+        d2(X, Y) :- Y = 6 || d1(X), b(Y).""",
+        operator=operator,
+    )
+    assert view.ground("d2(X, Y)") == ([(2, 6)], True)
+    assert view.ground("d2(X, X)") == ([], True)
+    assert view.ground("d2(6, Y)") == ([], True)
+    assert view.ground("d2(2, Y)") == ([(2, 6)], True)
+    assert view.ground("d2(X, 6)") == ([(2, 6)], True)
+    assert view.query("d2(X, X)") == [] and view.query("d2(6, Y)") == []
+    assert view.contains("d2(2, 6)") and not view.contains("d2(6, 6)")
+    assert view.ground("h0(X, X)") == ([(2, 2), (3, 3)], True)
+
+
+@pytest.mark.parametrize("operator", ["T", "W"])
+@pytest.mark.parametrize("method", METHODS)
+def test_deletion_keeps_an_atom_still_derivable_through_a_domain_call(operator, method):
+    # W_P relaxed in(Z, d:h()) away, which left Z only inside the deletion's not(...), so
+    # not(0 <= Z <= 3) read as "no Z at all in 0..3": d2(al) was dropped though d1(7) remains.
+    domains = Domains()
+    domains.register("d", h=lambda: {1, 2, 7})
+    view = MediatedView.from_text("n(al, 2).\nd1(Y) :- in(Y, d:h()) ||.\nd2(X) :- || n(X, Y), d1(Z).", domains, operator=operator)
+    view.delete("d1(X) || X >= 0, X <= 3", method=method)
+    assert view.ground("d1(X)") == ([(7,)], True)
+    assert view.ground("d2(X)") == ([("al",)], True)
+    assert view.contains("d2(al)")
+
+
+@pytest.mark.parametrize("operator", ["T", "W"])
+@pytest.mark.parametrize("facts", ["b(Y) :- Y >= 1, Y <= 2 ||.", "b(1). b(2)."])
+def test_recursion_through_a_ground_constrained_fact_terminates(operator, facts):
+    text = f"w(X) :- X = 3 || b(Y).\nw(X) :- || g(Y, X), w(Y).\ng(3, 3). g(3, 4).\n{facts}"
+    view = MediatedView.from_text(text, operator=operator)
+    assert view.ground("w(X)") == ([(3,), (4,)], True)
+    for method in METHODS:
+        deleted = MediatedView.from_text(text, operator=operator)
+        deleted.delete("b(X) || X = 1", method=method)
+        assert deleted.ground("w(X)") == ([(3,), (4,)], True), method
+        deleted.delete("b(X)", method=method)
+        assert deleted.ground("w(X)") == ([], True), method
+    view.insert("w(X) || X >= 7, X <= 8")
+    view.insert("g(8, 3)")
+    assert view.ground("w(X)") == ([(3,), (4,), (7,), (8,)], True)
