@@ -20,7 +20,7 @@ from tests.solver.test_bruteforce import BASE, databases, naive_model
 from tests.solver.test_recursive_insertion import RULES as CHAIN, chart, charts
 from tests.strategies import examples
 
-import nablog.solver.realization as realization
+import nablog.lang.delta as realization  # KEPT_EFFECTS, Update and induced_update live beside Delta
 from nablog import Database
 from nablog.lang import Atom, BaseDeclaration
 from nablog.solver.realization import Update, Verifier, sorted_atoms
