@@ -52,10 +52,11 @@ from .lang.analysis import check_signature
 from .lang.delta import induced_update
 from .lang.errors import AnalysisError, did_you_mean
 from .transforms.flatten import flatten
-from .views.mediator import Mediator, is_mediated
+from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
+    from .explain import Explainer, Why
     from .lang.delta import Update
     from .solver import Proposal, ProposeOptions, Realization, Request
     from .views.subscriptions import Subscription
@@ -125,6 +126,7 @@ class Database:
         self._python_violations: list[Violation] | None = None
         self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
         self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
+        self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -188,6 +190,27 @@ class Database:
         db._version = version
         db.basis = basis
         return db
+
+    def refresh(self) -> "Update | None":
+        """Read what other clients committed since this database was read (a database opened by
+        URL; files are re-read by opening them again): their changes are applied to the facts and
+        the model as a commit (subscribers are told), and the induced update is returned; None
+        when nothing changed. :meth:`propose` and :meth:`query` call it first, so no proposal is
+        computed on a stale state."""
+        stores = self.stores
+        if not hasattr(stores, "relations_by_name"):
+            return None
+        with self._lock:
+            if stores.fingerprint() == self.basis:
+                return None
+            basis, facts = stores.read_consistently(stores.load)
+            changes = {}
+            for pred in set(facts) | set(self._facts):
+                new, old = facts.get(pred, set()), self._facts.get(pred, set())
+                if new != old:
+                    changes[pred] = (new - old, old - new)
+            stores.settled = basis
+            return self._changed(changes)
 
     def _sql_request(self, request):
         """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
@@ -266,6 +289,7 @@ class Database:
         """
         if self.mediator is not None:
             return self.mediator.ground(atom) if ground else self.mediator.query(atom)
+        self.refresh()
         if isinstance(atom, str):
             atom = parse_atom(atom)
         known = self._facts if magic else self.model()
@@ -279,6 +303,87 @@ class Database:
         else:
             rows = self.model().get(atom.pred, ())
         return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
+
+    # -- explanations -----------------------------------------------------------------------------
+
+    def why(self, atom: str | Atom, depth: int | None = None, all: bool = False) -> "Why":
+        """Why a ground atom holds — a proof of least height, each node a rule instance down to
+        base facts, cut ``depth`` levels down when given; with ``all=True`` every derivation — or,
+        when it does not hold, for each rule that could derive it, what fails
+        (:mod:`nablog.explain`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). q(2). r(1).")
+        >>> print(db.why("p(2)").text())
+        p(2)  <string>:1  p(2) :- q(2), not r(2).
+        ├─ q(2)  fact
+        └─ not r(2)  absent
+        >>> db.why("p(1)").to_json()["why_not"][0]["fails"][0]["literal"]
+        'not r(1)'
+        """
+        from .explain import explain
+
+        atom = self._ground_atom(atom)
+        return explain(self.explainer(), atom, depth=depth, all=all)
+
+    def explainer(self, python: bool = False) -> "Explainer":
+        """The proofs over the current model — the python engine's with ``python=True``, as view
+        updating reasons on it — kept (with the heights found) until the model changes."""
+        from .explain import Explainer
+
+        model = self.python_model() if python else self.model()
+        if self._explainer is None or self._explainer.model is not model:
+            originals = [s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact()]
+            self._explainer = Explainer(self.rules, model, originals)
+        return self._explainer
+
+    def why_realization(self, request: "Request | str", realization: "Realization", depth: int | None = None):
+        """Why a realization of ``request`` changes what it changes: what fails without each
+        change (the chain of compensations, seed 002 §4.2), the proofs it creates for the
+        request and its side effects, the derivations it breaks (:mod:`nablog.explain.changes`).
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> print(db.why_realization("+p(1).", db.propose("+p(1).")[0]).needs[0].line())
+        -r(1)  needed for the request: without it, +p(1) fails
+        """
+        from .explain.changes import explain_realization
+        from .solver import parse_request
+
+        request = parse_request(request) if isinstance(request, str) else request
+        return explain_realization(self.explainer(python=True), request, tuple(realization.insert), tuple(realization.delete), depth)
+
+    def why_repair(self, table):
+        """Each row of a correction table (:meth:`repair`'s, or any with ``insert``/``delete``)
+        with the violated instances it removes (:func:`nablog.explain.changes.explain_table`)."""
+        from .explain.changes import explain_table
+
+        return explain_table(self.explainer(python=True), tuple(table.insert), tuple(table.delete))
+
+    def judge_changes(self, request: "Request | str", changes: "str | Delta"):
+        """Why a change set of one's own (``'+a(1). -b(2).'``) is not a realization of ``request``:
+        the part of the request it fails, the constraints it violates, or the smaller realization
+        it contains (:func:`nablog.explain.changes.judge_changes`)."""
+        from .explain.changes import judge_changes
+        from .solver import parse_request
+
+        request = parse_request(request) if isinstance(request, str) else request
+        delta = parse_request(changes) if isinstance(changes, str) else changes
+        insert = tuple(sorted((self._base_atom(a) for a in delta.insert), key=str))
+        delete = tuple(sorted((self._base_atom(a) for a in delta.delete), key=str))
+        return judge_changes(self.explainer(python=True), request, insert, delete)
+
+    def _ground_atom(self, atom: str | Atom) -> Atom:
+        """A ground atom of a known predicate with the right arity, checked."""
+        if isinstance(atom, str):
+            atom = parse_atom(atom)
+        if not atom.is_ground():
+            raise QueryError(f"{atom} is not ground", atom.loc, "write a constant for every argument, e.g. p(1, a); to list what matches, use query")
+        model = self.model()
+        arities = {**{p: relation_arity(r) for p, r in model.items() if len(r)}, **self.rules.signatures}
+        if atom.pred not in arities and atom.pred not in model:
+            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, _suggest(atom.pred, arities) or "ask about a predicate that has rules or facts")
+        if atom.pred in arities and arities[atom.pred] != atom.arity:
+            raise QueryError(f"predicate {atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
+        return atom
 
     # -- constraints ------------------------------------------------------------------------------
 
@@ -326,6 +431,7 @@ class Database:
         """
         from .solver import propose
 
+        self.refresh()
         request = self._sql_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
@@ -386,6 +492,8 @@ class Database:
         """
         if self.mediator is not None:  # constrained updates of a mediated view: -b(X) || X = 6.
             return self.mediator.update(update, method="stdel" if method == "incremental" else method)  # type: ignore[arg-type,return-value]
+        if method in DELETION_METHODS:
+            raise NablogError(f"{method} maintains mediated views", hint="this program has no constrained rule: choose incremental, rules, maintenance or rod")
         from .solver import parse_request
         from .solver.request import check_request
         from .views import propagate

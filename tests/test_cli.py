@@ -269,3 +269,52 @@ def test_explain_prints_seed_001_maintenance_and_rod_rules(capsys):
     assert "minus__closure(X, Y) :- del__closure(X, Y), not ins__closure(X, Y), not red__closure(X, Y)." in out
     assert main(["explain", str(EXAMPLES / "graph.lp"), "--rules", "rod"]) == 0
     assert "m_bb__closure(X, Y) :- ins__closure(X, Y)." in capsys.readouterr().out.splitlines()
+
+
+MEDIATOR = """b(X) :- X >= 0, X <= 1 ||.
+h1 :- || b(X).
+d0(X) :- || b(X).
+d0(X) :- X >= 1, X <= 5 || h1.
+"""
+
+
+@pytest.mark.parametrize(
+    "method, view",
+    [
+        # Straight Delete keeps the atoms in derivation order: d0(9), inserted last, stays last
+        ("incremental", ["b(X) :- X <= 1, X >= 0.", "d0(X) :- X <= 1, X >= 0.", "d0(X) :- X = 9."]),
+        ("stdel", ["b(X) :- X <= 1, X >= 0.", "d0(X) :- X <= 1, X >= 0.", "d0(X) :- X = 9."]),
+        # Extended DRed narrows d0 by P_OUT (d0(X) <- 1 <= X <= 5) and rederives d0(1) inside it
+        (
+            "dred",
+            [
+                "b(X) :- X <= 1, X >= 0.",
+                "d0(X) :- X <= 1, X >= 0, not(X <= 5, X >= 1, V1 <= 1, V1 >= 0).",
+                "d0(X) :- X = 9.",
+                "d0(X) :- X <= 1, X <= 5, X >= 0, X >= 1, V1 <= 1, V1 >= 0.",
+            ],
+        ),
+        # recomputation derives the inserted fact d0(9) in the first round
+        ("recompute", ["b(X) :- X <= 1, X >= 0.", "d0(X) :- X = 9.", "d0(X) :- X <= 1, X >= 0."]),
+    ],
+)
+def test_propagate_method_reaches_each_deletion_method_of_a_mediated_view(capsys, tmp_path, method, view):
+    program = tmp_path / "mediator.lp"
+    program.write_text(MEDIATOR)
+    assert main(["propagate", str(program), "+d0(X) || X = 9.", "-h1.", "--method", method, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"view": view}
+
+
+def test_propagate_method_of_the_other_kind_of_program_is_refused(capsys, tmp_path):
+    program = tmp_path / "mediator.lp"
+    program.write_text(MEDIATOR)
+    assert main(["propagate", str(program), "-h1.", "--method", "rules"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: 'rules' is not a deletion method of mediated views",
+        "hint: choose stdel (Straight Delete), dred (Extended DRed) or recompute",
+    ]
+    assert main(["propagate", str(EXAMPLES / "graph.lp"), "-edge(b, c).", "--method", "dred"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: dred maintains mediated views",
+        "hint: this program has no constrained rule: choose incremental, rules, maintenance or rod",
+    ]

@@ -20,6 +20,7 @@ from .arguments import build_parser, take_requests
 from .commands import run_apply, run_check, run_materialize, run_propagate, run_propose, run_query, run_repair, run_undo
 from .explain import run_explain
 from .remote import run_commit, run_serve, run_watch
+from .why import run_why
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": run_check,
@@ -30,6 +31,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "propagate": run_propagate,
     "undo": run_undo,
     "explain": run_explain,
+    "why": run_why,
     "repair": run_repair,
     "serve": run_serve,
     "watch": run_watch,

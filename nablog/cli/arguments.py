@@ -13,6 +13,7 @@ from ..engines import ENGINES
 from ..lang import NablogError
 from ..solver import CANDIDATE_POLICIES, METHODS
 from ..views import METHODS as PROPAGATION_METHODS
+from ..views.mediator import DELETION_METHODS
 from ..views.monitor import MODES as MAINTENANCE_MODES
 
 PROGRAM_SUFFIXES = (".lp", ".dl")
@@ -22,7 +23,7 @@ REQUEST_COMMANDS = ("propose", "apply", "propagate", "commit")
 _REQUEST = re.compile(r"[-+]\s*[a-z_][A-Za-z0-9_]*\s*[(.]")
 
 
-UPDATE_OPTIONS = ("--simplify", "--tableau")
+UPDATE_OPTIONS = ("--simplify", "--tableau", "--why-not")
 
 
 def take_requests(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -155,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     propose.add_argument("--json", action="store_true", help="print one JSON object")
     propose.add_argument("--stream", action="store_true", help="print each realization as soon as it is verified (with --json: JSON lines)")
     propose.add_argument("--expand", action="store_true", help="list the members of each family of realizations")
+    propose.add_argument("--why", action="store_true", help="explain each realization: what fails without each change (the constraint a compensation repairs, and the change that forced it), the proofs it creates, the derivations it breaks")
+    propose.add_argument("--why-not", metavar="CHANGES", help="judge a change set of your own instead, e.g. '+a(1). -b(2).': the part of the request it fails, the constraints it violates, or the smaller realization it contains")
 
     apply = commands.add_parser(
         "apply",
@@ -179,7 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(written like a request: -edge(b, c). +edge(h, d).) is applied to the base facts.",
     )
     _add_database_options(propagate, request=True)
-    propagate.add_argument("--method", choices=PROPAGATION_METHODS, default="incremental", help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) or Rederivation on Demand with no view kept (rod)")
+    propagate.add_argument(
+        "--method",
+        choices=PROPAGATION_METHODS + DELETION_METHODS,
+        default="incremental",
+        help="incremental maintenance (default), the paper's rules R∆ ∪ R∆τ evaluated literally (rules), seed 001's maintenance rules over the kept model (maintenance) "
+        "or Rederivation on Demand with no view kept (rod); a mediated program's deletions: Straight Delete (stdel, what incremental means there), "
+        "Extended DRed (dred) or recomputation (recompute)",
+    )
     propagate.add_argument("--json", action="store_true", help='print {"insert": [ATOM, ...], "delete": [ATOM, ...]}')
 
     undo = commands.add_parser(
@@ -207,6 +217,23 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--materialized", action="store_true", help="with --tableau: the tableau over the materialized view (IDB+, no minimality test)")
     explain.add_argument("--branches", type=int, metavar="N", help="with --tableau: stop after N open finished branches")
 
+    why = commands.add_parser(
+        "why",
+        help="why a ground atom holds (a least-height proof) or does not (what fails)",
+        description="For a ground ATOM that holds, print a proof of least height: each node a rule "
+        "instance (FILE:LINE), down to base facts; a negated literal shows the atom that is absent, an "
+        "aggregate its value and elements. For an ATOM that does not hold, print for each rule that could "
+        "derive it the literals that fail and the facts that are missing or present, a few levels down.",
+    )
+    _add_database_options(why, atom=True)
+    why.add_argument("--depth", type=_count_argument, metavar="N", help="cut the proof N levels down (a cut node says how to expand it); for why-not, explain missing atoms N levels down (default 3)")
+    why.add_argument("--all", action="store_true", help="list every other derivation of the atom too")
+    why.add_argument("--json", action="store_true", help='print {"atom", "holds", "proof": NODE} or {"atom", "holds": false, "why_not": [...]}')
+    why.add_argument("--dot", metavar="OUT", help="write the explanation in Graphviz format to OUT ('-' for stdout)")
+    why.add_argument("--svg", metavar="OUT", help="write the explanation as an SVG picture to OUT ('-' for stdout); no Graphviz needed")
+    why.add_argument("--fix", action="store_true", help="for an atom that does not hold: the smallest realizations that make it hold (nablog propose FILE '+ATOM.')")
+    _add_proposal_options(why)
+
     repair = commands.add_parser(
         "repair",
         help="find every violation and a minimal correction table; write the repaired data",
@@ -217,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(repair)
     repair.add_argument("--out", metavar="DIR", help="write the repaired relations and corrections.csv (the table) to DIR")
     repair.add_argument("--format", choices=("csv", "parquet"), default="csv", help="file format for --out (default csv)")
-    repair.add_argument("--policy", default="subset", metavar="POLICY", help="subset (default: subset-minimal), min-card (fewest changes), or trust=REL:W,... (least weight)")
+    repair.add_argument("--policy", default="subset", metavar="POLICY", help="subset (default: subset-minimal), min-card (fewest changes), trust=REL:W,... (least weight), or cells (replace wrong values, keep the rows)")
+    repair.add_argument("--source", metavar="COLUMN", help="with --policy cells: the column (or REL.COLUMN) naming each row's source; sources are weighted by how often they agree with the others")
     repair.add_argument("--enumerate", type=int, default=1, metavar="N", help="list up to N correction tables (default 1)")
     repair.add_argument("--timeout", type=float, metavar="S", help="stop the search after S seconds")
     repair.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
@@ -225,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
+    repair.add_argument("--why", action="store_true", help="explain each row of each correction table: the violated instances it removes")
 
     serve = commands.add_parser(
         "serve",

@@ -109,6 +109,13 @@ def run_propose(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
+    if args.why_not is not None:
+        judgement = db.judge_changes(request, args.why_not)
+        sys.stdout.write(json.dumps(judgement.to_json(), ensure_ascii=False) if args.json else judgement.text())
+        sys.stdout.write("\n")
+        return 0
+    if args.why:
+        return print_explained(db, args, request)
     options = _options(args)
     parsed = parse_request(request)  # once: the search and an interrupted search's answer share it
     stream = args.stream or (not args.json and sys.stdout.isatty())
@@ -144,6 +151,25 @@ def run_propose(args: argparse.Namespace) -> int:
     else:
         print_proposal(sys.stdout, proposal, args.expand)
     return 130 if proposal.status == "interrupted" else 0
+
+
+def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
+    """``propose --why``: the proposal, each realization followed by its explanation."""
+    proposal = _propose(db, _options(args), request)
+    explained = [db.why_realization(proposal.request, r) for r in proposal]
+    if args.json:
+        out = proposal.to_json()
+        for item, why in zip(out["realizations"], explained):
+            item["why"] = why.to_json()
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(f"request: {proposal.request}\n{proposal.message}\n")
+    for i, (r, why) in enumerate(zip(proposal, explained), 1):
+        print_realization(sys.stdout, i, r, args.expand)
+        sys.stdout.write("    why:\n" + "".join(f"      {line}\n" for line in why.text().splitlines()))
+    print_reasons(sys.stdout, proposal)
+    return 0
 
 
 def run_apply(args: argparse.Namespace) -> int:
@@ -312,6 +338,10 @@ def run_repair(args: argparse.Namespace) -> int:
     from ..repair.output import print_report, write_repair
 
     db = open_database(args, args.files)
+    if args.policy == "cells":
+        return _repair_cells(args, db)
+    if args.source:
+        raise NablogError("--source weighs the sources of cell values", hint="use it with --policy cells")
     progress = Progress.for_terminal()
     verified = None
     if args.interactive:
@@ -345,15 +375,59 @@ def run_repair(args: argparse.Namespace) -> int:
         written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
+    explained = [db.why_repair(t) for t in result.tables] if args.why else []
     if args.json:
         report = {
             "consistent": result.consistent,
             "violations": [v.to_json() for v in result.falsifiers.violations()],
             "repairs": [t.to_json() for t in result.tables],
         }
+        for item, rows in zip(report["repairs"], explained):
+            item["why"] = [r.to_json() for r in rows]
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print_report(sys.stdout, result)
+        for i, rows in enumerate(explained, 1):
+            sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1
 
+
+def _repair_cells(args: argparse.Namespace, db: Database) -> int:
+    """``nablog repair --policy cells``: replace wrong values; rows keep their identity and order."""
+    from ..repair.cells import repair_cells
+    from ..repair.output import ordered_relations, print_cell_report, write_cell_repair
+
+    for flag, given in (("--interactive", args.interactive), ("--set", args.set), ("--verified", args.verified)):
+        if given:
+            raise NablogError(f"{flag} does not apply to --policy cells", hint="a cell repair inserts no new constants and asks no questions; drop " + flag)
+    if args.format != "csv":
+        raise NablogError("--policy cells writes the repaired relations row-aligned as CSV", hint="drop --format, or repair tuples (--policy subset) to write Parquet")
+    relations = ordered_relations(db)
+    result = repair_cells(
+        db.rules,
+        {p: r.rows for p, r in relations.items()},
+        protect=protections(args),
+        source=args.source,
+        limit=args.enumerate,
+        timeout=args.timeout,
+        engine=db.engine,
+    )
+    if args.out:
+        written = write_cell_repair(args.out, db.program, relations, result.corrections)
+        if not args.json:
+            print(f"wrote {len(written)} files to {args.out} (the repaired relations, row-aligned, and corrections.csv)")
+    if args.json:
+        report = {
+            "consistent": result.consistent,
+            "status": result.status,
+            "violations_before": result.violations_before,
+            "corrections": [c.to_json() for c in result.corrections],
+            "left": [{"constraint": name, "violation": text} for name, text in result.left],
+            "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
+        }
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_cell_report(sys.stdout, result)
+    return 0 if result.consistent else 1

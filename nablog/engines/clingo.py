@@ -19,6 +19,7 @@ import clingo
 from ..lang import Atom, Comparison, Literal, NablogError, Program, Rule, Var, format_constant
 from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp, clingo_string
 from .base import Model, prepare
+from .budget import CHECK_EVERY, MemoryBudget, over_budget
 
 CLINGO_MIN, CLINGO_MAX = -(2**31), 2**31 - 1
 
@@ -97,6 +98,36 @@ def from_symbol(symbol: clingo.Symbol):
     raise NablogError(f"clingo returned a term nablog cannot represent: {symbol}")
 
 
+class _Budget:
+    """The memory budget of clingo's grounding (:mod:`.budget`), as a context function that
+    the recursive rules which compute values call once per ground instance."""
+
+    def __init__(self):
+        self.rules: list[Rule] = []
+        self.budget = MemoryBudget()
+        self.calls = 0
+        # clingo re-raises a context function's exception by calling its class on it, which a
+        # NablogError does not survive: the error is kept here and raised after grounding.
+        self.error: NablogError | None = None
+
+    def guarded(self, rule: Rule) -> str:
+        """The rule in clingo syntax with ``@nablog_budget(I, V...) = 0`` last in its body: clingo
+        evaluates it for each instance (its variables make it differ), so grounding stops here."""
+        self.rules.append(rule)
+        bound = [rule.head[0], *(b for b in rule.body if isinstance(b, Literal) and b.positive)]
+        variables = sorted({v.name for part in bound for v in part.variables() if v.name != "_"})
+        call = f"@nablog_budget({','.join([str(len(self.rules) - 1), *variables])})=0"
+        return f"{clingo_atom(rule.head[0])} :- {clingo_body(rule.body)},{call}."
+
+    def nablog_budget(self, index: clingo.Symbol, *values: clingo.Symbol) -> clingo.Symbol:
+        self.calls += 1
+        if self.calls % CHECK_EVERY == 0 and self.budget.used() > self.budget.budget:
+            what = f"grounding {self.calls:,} instances of recursive rules that compute values"
+            self.error = over_budget(self.budget.used(), self.budget.budget, what, self.rules[index.number].loc)
+            raise RuntimeError(self.error.message)
+        return clingo.Number(0)
+
+
 class ClingoEngine:
     """Stratified models computed by clingo's grounder (see the module docstring)."""
 
@@ -106,13 +137,26 @@ class ClingoEngine:
         self.arguments = list(arguments)
 
     def evaluate(self, program: Program, facts: Mapping[str, Iterable[tuple]]) -> Model:
+        from .compute import has_computation
+
         prepared = prepare(program, facts)
         control = clingo.Control(["--warn=none", *self.arguments])
-        lines = [clingo_rule(r) for r in prepared.program.rules]
+        guard = _Budget()
+        lines = []
+        for rule in prepared.program.rules:
+            if rule.head[0].pred in prepared.analysis.recursive and has_computation(rule):
+                lines.append(guard.guarded(rule))  # it may compute values without end
+            else:
+                lines.append(clingo_rule(rule))
         for pred, rows in prepared.facts.items():
             lines.extend(f"{clingo_atom(Atom(pred, row))}." for row in rows)
         control.add("base", [], "\n".join(lines))
-        control.ground([("base", [])])
+        try:
+            control.ground([("base", [])], guard if guard.rules else None)
+        except RuntimeError:
+            if guard.error is None:
+                raise
+            raise guard.error from None
         model: dict[str, set[tuple]] = {pred: set() for pred in prepared.arities}
         found = False
         with control.solve(yield_=True) as handle:

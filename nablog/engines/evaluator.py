@@ -18,6 +18,7 @@ import numpy as np
 from ..lang import Atom, Comparison, Literal, NablogError, Rule, Var
 from ..lang.ast import Aggregate
 from . import compute
+from .budget import MemoryBudget
 from .algebra import difference, head_restricted, intersection, restricted, union_all, union_disjoint
 from .encoding import INT, ConstantDictionary, EncodedRelation, pack, sorted_unique
 from .frames import Frame
@@ -49,6 +50,7 @@ class Evaluator(Joins):
         self._remaps: list[np.ndarray] = []
         self._dictionaries: list[ConstantDictionary] = [dictionary]
         self.computed = 0
+        self.budget = MemoryBudget()
         self.cache: dict = {}
         # When a dict: per predicate, (round, tuples first derived in that round) of each
         # semi-naive fixpoint, for PythonEngine.evaluate(rounds=); rounds are numbered on across
@@ -71,6 +73,10 @@ class Evaluator(Joins):
                 f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
                 hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
             )
+        # Each growth keeps an id map as long as the dictionary, so a recursion that computes one
+        # value per round takes memory with the square of its rounds: the budget, not the count,
+        # is what stops it in time.
+        self.budget.check(f"computing {self.computed:,} new integers")
         self.rels = {p: rekeyed(r, extended, remap) if r.dictionary is self.d else r for p, r in self.rels.items()}
         if self.extends is not None:
             self.extends = (self.extends[0], remap[self.extends[1]])

@@ -6,6 +6,7 @@ output directory holds all old files or all new ones, even when the process is k
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO
 
@@ -107,4 +108,121 @@ def _why(result: RepairResult, line: str) -> str:
     return ""
 
 
-__all__ = ["FORMATS", "print_report", "repaired_facts", "write_repair"]
+
+
+# -- cell repair ----------------------------------------------------------------------------------
+
+
+@dataclass
+class OrderedRelation:
+    """A relation's rows in the order of its file, and what writing it row-aligned keeps: the CSV
+    file's header line, each row's line as read (an unchanged row is written back byte for byte)
+    and its line ending."""
+
+    rows: list[tuple]
+    path: Path | None = None
+    header: str | None = None
+    lines: list[str] | None = None
+    newline: str = "\n"
+    bom: bool = False
+
+
+def ordered_relations(db) -> dict[str, OrderedRelation]:
+    """Every base relation of a database with its rows in file order: a CSV file (alone or in a
+    directory) keeps its order; a relation from elsewhere (facts files, SQLite, Parquet) is taken
+    in the order of constants."""
+    from ..io.csvfile import CsvFile, read_csv, recorded_header
+    from ..lang import row_sort_key
+
+    out: dict[str, OrderedRelation] = {}
+    for source in getattr(db, "sources", ()):
+        files: dict[str, Path] = {}
+        if isinstance(source, DirectorySource):
+            for name, path in source._scan().items():
+                files[name] = path
+        elif isinstance(source, CsvFile):
+            files[source.relation] = source.location
+        for name, path in files.items():
+            if path.suffix.lower() != ".csv" or not path.exists():
+                continue
+            decided = getattr(source, "header", None)
+            table = read_csv(path, decided if decided is not None else recorded_header(path), layout=True)
+            header = next((raw for row, raw in table.layout or () if row is None and raw.strip()), None) if table.header is not None else None
+            data = [(row, raw) for row, raw in table.layout or () if row is not None]
+            out[name] = OrderedRelation([r for r, _ in data], path, header, [raw for _, raw in data], table.newline, table.bom)
+    for pred, rows in db.facts.items():
+        if _shown(pred) not in out:
+            out[_shown(pred)] = OrderedRelation(sorted(rows, key=row_sort_key))
+    return out
+
+
+CELL_COLUMNS = ("relation", "row", "column", "old", "new", "constraints", "weight")
+
+
+def write_cell_repair(directory: str | Path, program: Program, relations: Mapping[str, OrderedRelation], corrections) -> list[Path]:
+    """Write each relation a correction changes, row-aligned with its input (a CSV file keeps its
+    header and every unchanged line byte for byte; a changed row is written field by field), and
+    ``corrections.csv``: one row per changed cell (``row`` counts data rows from 0, the header not
+    counted; ``constraints`` joined by ``;``; ``weight`` in nats). Every file is written in one
+    commit (all old files or all new ones)."""
+    from ..io.csvfile import format_field
+
+    out = Path(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NablogError(f"cannot create {out}: {e.strerror}", where=str(out), hint="give a writable directory with --out") from None
+    by_relation: dict[str, dict[int, dict[int, object]]] = {}
+    for c in corrections:
+        by_relation.setdefault(c.relation, {}).setdefault(c.row, {})[c.position] = c.new
+    writers = {}
+    for name in sorted(relations):
+        rel = relations[name]
+        changed = by_relation.get(name, {})
+        lines = []
+        if rel.header is not None:
+            lines.append(rel.header if rel.header.endswith(("\n", "\r")) else rel.header + rel.newline)
+        for r, row in enumerate(rel.rows):
+            raw = rel.lines[r] if rel.lines is not None else None
+            if r in changed or raw is None:
+                values = [changed.get(r, {}).get(i, v) for i, v in enumerate(row)]
+                ending = raw[len(raw.rstrip("\r\n")):] if raw else ""
+                lines.append(",".join(format_field(v, len(values) == 1) for v in values) + (ending or rel.newline))
+            else:
+                lines.append(raw if raw.endswith(("\n", "\r")) else raw + rel.newline)
+        if rel.header is None and rel.lines is None and name in program.column_names:
+            lines.insert(0, ",".join(program.column_names[name]) + "\n")
+        text = ("\ufeff" if rel.bom else "") + "".join(lines)
+        writers[out / f"{name}.csv"] = lambda f, text=text: f.write(text.encode("utf-8"))
+    table = [CELL_COLUMNS] + [
+        (c.relation, c.row, c.column, c.old, c.new, ";".join(c.constraints), round(c.weight, 3)) for c in corrections
+    ]
+    text = "".join(",".join(format_field(v if not isinstance(v, float) else f"{v:g}") for v in row) + "\n" for row in table)
+    writers[out / "corrections.csv"] = lambda f, text=text: f.write(text.encode("utf-8"))
+    Stores([], [DirectorySource(out)]).replace_files(writers)
+    return list(writers)
+
+
+def print_cell_report(out: TextIO, result, limit: int = 50) -> None:
+    """The cell repair's report: violations before, the changed cells with their reasons, and
+    the violations that stay."""
+    if not result.violations_before and not result.corrections:
+        out.write("consistent: every constraint holds; nothing to repair\n")
+        return
+    out.write(f"violations: {result.violations_before:,} before the repair\n")
+    out.write(f"{result.message}  [{result.cells:,} cells with candidates, {result.components:,} independent component" + ("" if result.components == 1 else "s") + f", {result.rounds} round" + ("" if result.rounds == 1 else "s") + "]\n")
+    for c in result.corrections[:limit]:
+        out.write(f"  {c.relation}[{c.row}].{c.column}: {c.old!r} -> {c.new!r}   ({', '.join(c.constraints)}; weight {c.weight:.3f})\n")
+    if len(result.corrections) > limit:
+        out.write(f"  ... and {len(result.corrections) - limit:,} more (see corrections.csv with --out DIR, or --json)\n")
+    for name, text in result.left[:limit]:
+        out.write(f"  left violated: {name}: {text}\n")
+    if len(result.left) > limit:
+        out.write(f"  ... and {len(result.left) - limit:,} more violations left\n")
+    for i, alternative in enumerate(result.alternatives, 2):
+        out.write(f"\n[{i}] an equally good repair: {len(alternative):,} cells\n")
+        for c in alternative[:10]:
+            out.write(f"  {c.relation}[{c.row}].{c.column}: {c.old!r} -> {c.new!r}\n")
+
+
+__all__ = ["FORMATS", "OrderedRelation", "ordered_relations", "print_cell_report", "print_report", "repaired_facts", "write_cell_repair", "write_repair"]

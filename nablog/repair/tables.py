@@ -48,7 +48,7 @@ from ..solver.whole import WholeProblem, asp_problem, has_aggregates, whole_prob
 from .constraints import ConstraintInfo, constraint_infos, consistently_signed, uses_views
 from .violations import Correction, Falsifier, Falsifiers, FdConflict, correction_text, find_falsifiers
 
-POLICIES = ("subset", "min-card", "trust=REL:W,...")
+POLICIES = ("subset", "min-card", "trust=REL:W,...", "cells")
 CLASS_PREFIX = "fd_class__"
 
 
@@ -194,7 +194,9 @@ def parse_policy(text: str | Policy) -> Policy:
                 )
             weights.append((rel.strip(), int(w)))
         return Policy("trust", tuple(weights))
-    raise NablogError(f"unknown repair policy {text!r}", hint="choose subset, min-card or trust=REL:W,...")
+    if text == "cells":
+        raise NablogError("the cells policy replaces values, not tuples", hint="call nablog.repair.repair_cells (nablog repair --policy cells does)")
+    raise NablogError(f"unknown repair policy {text!r}", hint="choose subset, min-card, trust=REL:W,... or cells")
 
 
 # -- the ground problem ---------------------------------------------------------------------------

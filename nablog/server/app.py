@@ -47,6 +47,7 @@ from ..views.subscriptions import rows_json
 HISTORY = 10_000  # messages kept per channel for resuming
 BUFFER = 1_000  # messages buffered per subscriber before it is told it fell behind
 FELL_BEHIND = object()
+CLOSED = object()  # the server is stopping: the stream ends (the client resumes by version elsewhere)
 
 
 class Channel:
@@ -102,6 +103,7 @@ class Server:
         self.channels: dict[tuple[str, str], Channel] = {}
         self.write_lock = asyncio.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed = False
 
     # -- helpers ----------------------------------------------------------------------------------
 
@@ -111,6 +113,14 @@ class Server:
         given = request.headers.get("authorization", "")
         scheme, _, value = given.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+    def close_streams(self) -> None:
+        """End every subscription stream (on the event loop): a stopping server does not wait for
+        its watchers to hang up, which they never do, until uvicorn's graceful timeout."""
+        self.closed = True
+        for channel in list(self.channels.values()):
+            for listener in list(channel.listeners):
+                listener.queue.put_nowait(CLOSED)
 
     def channel(self, key: tuple[str, str]) -> Channel:
         """The channel of a query, made with its database subscription (called under the
@@ -144,6 +154,33 @@ class Server:
 
         version, rows = await anyio.to_thread.run_sync(run)
         return JSONResponse({"version": version, "rows": rows_json(rows)})
+
+    async def why(self, request: Request) -> Response:
+        """GET /why?atom=p(1,2)[&depth=N][&all=1][&format=json|text|dot|svg]: why the atom holds or
+        not (:meth:`nablog.database.Database.why`); JSON carries the version it answers for."""
+        if not self.authorized(request, write=False):
+            return _unauthorized()
+        params = request.query_params
+        text, form = params.get("atom"), params.get("format", "json")
+        if not text:
+            return _bad("missing the atom", "GET /why?atom=p(1, 2)")
+        if form not in ("json", "text", "dot", "svg"):
+            return _bad(f"unknown format {form!r}", "format=json (default), text, dot or svg")
+        depth = params.get("depth")
+        if depth is not None and not depth.isdigit():
+            return _bad(f"depth must be a whole number, not {depth!r}", "GET /why?atom=p(1, 2)&depth=2")
+        every = params.get("all", "") in ("1", "true", "yes")
+
+        def run():
+            with self.db._lock:
+                why = self.db.why(text, depth=None if depth is None else int(depth), all=every)
+                return self.db.version, why, {"json": why.to_json, "text": why.text, "dot": why.dot, "svg": why.svg}[form]()
+
+        version, why, shown = await anyio.to_thread.run_sync(run)
+        if form == "json":
+            return JSONResponse({"version": version, **shown})
+        media = {"text": "text/plain; charset=utf-8", "dot": "text/vnd.graphviz; charset=utf-8", "svg": "image/svg+xml"}[form]
+        return Response(shown, media_type=media, headers={"X-Nablog-Version": str(version)})
 
     async def transactions(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
@@ -232,6 +269,8 @@ class Server:
                     {"error": "too old, take a new snapshot", "version": version, "oldest": channel.floor, "hint": "subscribe again without since or Last-Event-ID"},
                     status_code=410,
                 )
+        if self.closed:
+            return _bad("the server is stopping", "subscribe again when it is back, with Last-Event-ID to resume", 503)
         listener = Listener(version if since is None else since, self.buffer)
         # On the event loop: replay the kept messages after the start, then go live; no gap.
         for message in channel.since(listener.since):
@@ -246,6 +285,8 @@ class Server:
                 yield _event({"version": version}, None, "snapshot_complete")
             while True:
                 message = await listener.queue.get()
+                if message is CLOSED:
+                    return
                 if message is FELL_BEHIND:
                     yield _event({"error": "fell behind", "version": listener.since, "hint": "reconnect with Last-Event-ID to resume"}, None, "error")
                     return
@@ -297,6 +338,7 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
     routes = [
         Route("/version", server.version, methods=["GET"]),
         Route("/query", server.query, methods=["GET"]),
+        Route("/why", server.why, methods=["GET"]),
         Route("/transactions", server.transactions, methods=["POST"]),
         Route("/propose", server.propose, methods=["POST"]),
         Route("/apply", server.apply, methods=["POST"]),
@@ -337,7 +379,15 @@ def serve(
     # The process lives as long as its database: a monitor's kept state may leave the collector.
     subscriptions.FREEZE_KEPT_STATE = True
     app = create_app(db, token, token_for_reads)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
+    state: Server = app.state.server
+
+    class Stopping(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            super().handle_exit(sig, frame)
+            if state.loop is not None:  # SIGTERM/SIGINT: end the open streams at once
+                state.loop.call_soon_threadsafe(state.close_streams)
+
+    server = Stopping(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     announce(f"nablog serving version {db.version} on http://{shown}:{bound}")
     server.run(sockets=[sock])

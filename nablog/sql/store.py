@@ -67,6 +67,12 @@ class SqlStore:
             self._conn.close()
             self._conn = None
 
+    def __del__(self) -> None:  # a server counts its connections: do not leave one open
+        try:
+            self.close()
+        except Exception:
+            pass
+
     def _execute(self, sql: str, params: tuple | list = ()):
         """Run one statement; the cursor (DuckDB's connection is its own cursor)."""
         conn = self.connection()
@@ -93,7 +99,11 @@ class SqlStore:
                 continue
             kinds = [c.kind for c in table.columns]
             rows = self._execute(f"SELECT {self._select_list(table)} FROM {quote(table.name)}").fetchall()
-            out[pred] = {tuple(to_constant(v, k) for v, k in zip(row, kinds)) for row in rows}
+            if all(k in ("int", "text") or (k == "other" and self.url.dialect != "sqlite") for k in kinds):
+                # Drivers give ints, strings (other kinds cast to text) and None: only NULL needs reading.
+                out[pred] = {tuple(row) if None not in row else tuple("" if v is None else v for v in row) for row in rows}
+            else:
+                out[pred] = {tuple(to_constant(v, k) for v, k in zip(row, kinds)) for row in rows}
         return out
 
     def fingerprint(self) -> str:

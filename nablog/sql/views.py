@@ -146,6 +146,7 @@ def translate_views(catalog: Catalog, text_order: bool = True) -> Translation:
             except sqlglot.errors.ParseError as e:
                 err = e.errors[0] if e.errors else {}
                 raise Refused(None, f"sqlglot cannot parse it: {err.get('description', e)}") from None
+            tree = tree.transform(_normalize)
             query = _Query(pred, relation, catalog.dialect, text_order)
             rules, columns, kinds, nullable = query.translate(tree)
             if v.columns:
@@ -249,9 +250,14 @@ class _Query:
             positive = isinstance(node, exp.Intersect)
             out_branches = []
             for body, out in left:
-                if any(not isinstance(t, Var) and isinstance(t, (BinOp, UnaryOp)) for t in out):
-                    raise Refused(node, "EXCEPT/INTERSECT over computed columns is not translated")
-                out_branches.append((body + [Literal(Atom(aux, tuple(out)), positive)], out))
+                named = []
+                for t in out:  # a computed column is named first: V = X + 1, then not aux(V)
+                    if isinstance(t, (BinOp, UnaryOp)):
+                        v = self.var("computed")
+                        body = body + [Comparison("=", v, t)]
+                        t = v
+                    named.append(t)
+                out_branches.append((body + [Literal(Atom(aux, tuple(named)), positive)], named))
             return out_branches, cols, kinds, nulls
         if isinstance(node, exp.Select):
             return self.select(node, outer)
@@ -295,7 +301,12 @@ class _Query:
         out_all = []
         columns, out_kinds, out_nulls = self.columns(node, scope)
         for branch in branches:
-            out = [self.term(e, scopes, kinds, branch) for e in self.outputs(node, scope)]
+            out = []
+            for e in self.outputs(node, scope):
+                term = self.term(e, scopes, kinds)
+                if not isinstance(term, Var) and any(v in branch.nullable for v in _term_vars(term)):
+                    raise Refused(e, "arithmetic over a column that may be NULL is not translated in the select list (its NULL rows would be lost)")
+                out.append(term)
             out_all.append((branch, out))
         return [self.finish(b, out) for b, out in out_all], columns, out_kinds, out_nulls
 
@@ -461,7 +472,8 @@ class _Query:
             if not isinstance(cond.expression, exp.Null):
                 raise Refused(cond, "IS is translated with NULL only")
             term = self.term(cond.this, scopes, kinds, branch)
-            branch.rest.append(Comparison("=" if positive else "!=", term, ""))
+            null = positive != bool(cond.args.get("negate"))  # IS NOT NULL parses as Is(negate=True)
+            branch.rest.append(Comparison("=" if null else "!=", term, ""))
             return
         if isinstance(cond, exp.Boolean):
             if cond.this != positive:
@@ -501,7 +513,16 @@ class _Query:
             outputs = self.outputs(query, inner_scope)
             if len(outputs) != 1:
                 raise Refused(query, "IN needs a subquery of one column")
-            conditions.append(exp.EQ(this=left, expression=outputs[0]))
+            if not positive:
+                # x NOT IN (q) is unknown when x or a value of q is NULL: not a negation then.
+                maybe_null = [t for t in (self.term(left, outer_scopes, kinds), self.term(outputs[0], [inner_scope], all_kinds))
+                              if any(v in branch.nullable or v in inner_null for v in _term_vars(t))]
+                if maybe_null:
+                    raise Refused(node, "NOT IN over a column that may be NULL is not translated (SQL's NOT IN is then never true); write NOT EXISTS")
+            # x IN (SELECT c ...): x is read in the outer query's scope, c in the subquery's.
+            left_term = self.term(left, outer_scopes, kinds)
+            out_term = self.term(outputs[0], [inner_scope], all_kinds)
+            self.comparable(node, [left_term, out_term], all_kinds, "=")
         condition = exp.and_(*conditions) if conditions else None
         outer_vars = {v for a in branch.atoms for v in a.args if isinstance(v, Var)}
         outer_vars |= {_substitute(v, subst) for v in list(outer_vars)}
@@ -510,6 +531,16 @@ class _Query:
         for conjunction in _dnf(condition, query):
             sub = _Branch(list(branch.atoms) + atoms, [], set(branch.nullable) | inner_null, dict(subst))
             self.conjunction(conjunction, sub, [inner_scope, *outer_scopes], all_kinds)
+            if left is not None:
+                self.guard(sub, [left_term, out_term])
+                here, there = _substitute(out_term, sub.subst), _substitute(left_term, sub.subst)
+                bound = {v for a in sub.atoms for v in a.args if isinstance(v, Var)}
+                if isinstance(here, Var) and here in bound:
+                    _bind(sub.subst, here, there)
+                elif isinstance(there, Var) and there in bound:
+                    _bind(sub.subst, there, here)
+                else:
+                    sub.rest.append(Comparison("=", there, here))
             body, _ = self.finish(sub, [])
             heads.append((sub, body))
         # The auxiliary predicate's arguments: the outer variables, as the outer branch binds them.
@@ -626,6 +657,8 @@ class _Query:
                         raise Refused(a, f"{a.key.upper()} is translated over integer columns only")
                     original = next(k for k, l in rename.items() if l == v)
                     if original in nullable:
+                        if not isinstance(a, exp.Count):
+                            raise Refused(a, f"{a.key.upper()} over a column that may be NULL is not translated (a group of NULLs has the value NULL)")
                         condition.append(Comparison("!=", v, ""))
                 if not group_vars and not isinstance(a, exp.Count):
                     raise Refused(a, f"{a.key.upper()} without GROUP BY is NULL on an empty table, which nablog has no value for")
@@ -670,18 +703,47 @@ class _Query:
         return [(body, out)], names, out_kinds, out_nulls
 
 
+def _normalize(node):
+    """The spellings databases keep a view in, as the query the user wrote: DuckDB's
+    ``count_star()`` is ``COUNT(*)``; ``x = ANY (subquery)`` (DuckDB) and ``x = ANY (ARRAY[..])``
+    (PostgreSQL) are ``x IN (..)``; ``x <> ALL (..)`` is ``NOT x IN (..)``."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "count_star" and not node.expressions:
+        return exp.Count(this=exp.Star())
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        right = node.expression
+        quantified = None
+        if isinstance(right, exp.Any) and isinstance(node, exp.EQ):
+            quantified = right.this
+        elif isinstance(node, exp.NEQ) and (isinstance(right, exp.All) or (isinstance(right, exp.Anonymous) and right.name.upper() == "ALL" and len(right.expressions) == 1)):
+            quantified = right.this if isinstance(right, exp.All) else right.expressions[0]
+        if quantified is None:
+            return node
+        while isinstance(quantified, exp.Paren):
+            quantified = quantified.this
+        if isinstance(quantified, (exp.Subquery, exp.Select, exp.Union)):
+            member = exp.In(this=node.this, query=quantified if isinstance(quantified, exp.Subquery) else exp.Subquery(this=quantified))
+        elif isinstance(quantified, exp.Array):
+            member = exp.In(this=node.this, expressions=quantified.expressions)
+        else:
+            return node
+        return member if isinstance(node, exp.EQ) else exp.Not(this=member)
+    return node
+
+
 def _joined(item, joins) -> list:
     """FROM's items in order, each with the join that adds it (None for the first): a
     parenthesized join ``(a JOIN b ON c)``, as PostgreSQL prints views, is opened up."""
     from sqlglot import exp
 
     out = []
-    if isinstance(item, exp.Subquery) and not item.alias and isinstance(item.this, (exp.Table, exp.Subquery)):
-        out += _joined(item.this, [])
-    elif isinstance(item, exp.Table) and item.args.get("joins"):
+    if isinstance(item, (exp.Table, exp.Subquery)) and item.args.get("joins"):
         base = item.copy()
         base.set("joins", None)
         out += _joined(base, item.args["joins"])
+    elif isinstance(item, exp.Subquery) and not item.alias and isinstance(item.this, (exp.Table, exp.Subquery)):
+        out += _joined(item.this, [])
     else:
         out.append((item, None))
     for join in joins:

@@ -369,11 +369,11 @@ class MediatedView(Deletions):
         view follows by Straight Delete (``"stdel"``, Algorithm 2), Extended DRed (``"dred"``,
         Algorithm 1) or recomputation (``"recompute"``). All give the same instances (Theorems 1, 2).
         """
+        if method not in ("stdel", "dred", "recompute"):
+            raise ValueError(f"unknown deletion method {method!r}: stdel, dred or recompute")
         atom, constraint = self.parse_update(update) if isinstance(update, str) else update
         theta = self._pattern(atom, constraint)
-        affected = [c for c in self.clauses if c.head.pred == atom.pred and c.head.arity == atom.arity]
-        if not affected:
-            raise QueryError(f"no clause defines {atom.pred}/{atom.arity}", atom.loc, "delete atoms of a predicate of the mediator")
+        affected = self.defines(atom)
         old = {c.number: c.constraints for c in self.clauses}
         for c in affected:
             sigma = dict(zip(head_vars(atom.arity), c.head.args))
@@ -386,10 +386,15 @@ class MediatedView(Deletions):
                 self._straight_delete(atom, theta)
         elif method == "dred":
             self._extended_dred(atom, theta, old)
-        elif method == "recompute":
-            self.materialize()
         else:
-            raise ValueError(f"unknown deletion method {method!r}: stdel, dred or recompute")
+            self.materialize()
+
+    def defines(self, atom: Atom) -> list[Clause]:
+        """The clauses defining the atom's predicate; an error if there are none."""
+        clauses = [c for c in self.clauses if c.head.pred == atom.pred and c.head.arity == atom.arity]
+        if not clauses:
+            raise QueryError(f"no clause defines {atom.pred}/{atom.arity}", atom.loc, "delete atoms of a predicate of the mediator")
+        return clauses
 
     def insert(self, update: str | tuple[Atom, Constraint]) -> None:
         """Insert the instances of a constrained atom (seed 000, §3.2, Algorithm 3).

@@ -16,10 +16,14 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from ..lang.ast import Atom, ConstrainedRule, Rule
-from ..lang.errors import NablogSyntaxError
+from ..lang.errors import NablogError, NablogSyntaxError
 from ..lang.parser import parse_statements
 from .constraints import Constraint, Domains, format_constraint
 from .mediated import MediatedView
+
+DELETION_METHODS = ("stdel", "dred", "recompute")
+"""How a mediated view follows a deletion: Straight Delete, Extended DRed (seed 000, Algorithms 2
+and 1) or recomputation."""
 
 
 @dataclass(frozen=True)
@@ -89,12 +93,21 @@ class Mediator:
 
     def update(self, text: str, method: str = "stdel") -> "ViewUpdate":
         """Apply constrained updates to the view: ``-b(X) || X = 6.`` deletes (by ``method``:
-        ``stdel``, ``dred`` or ``recompute``), ``+b(X) || X = 4.`` inserts; return the new view."""
-        for sign, body in split_updates(text):
+        ``stdel``, ``dred`` or ``recompute``), ``+b(X) || X = 4.`` inserts; return the new view.
+
+        Every update is read (and every deleted predicate checked) before the first is applied.
+        """
+        if method not in DELETION_METHODS:
+            raise NablogError(f"{method!r} is not a deletion method of mediated views", hint="choose stdel (Straight Delete), dred (Extended DRed) or recompute")
+        updates = [(sign, self.view.parse_update(body)) for sign, body in split_updates(text)]
+        for sign, (atom, _) in updates:
+            if sign == "-":
+                self.view.defines(atom)
+        for sign, update in updates:
             if sign == "+":
-                self.view.insert(body)
+                self.view.insert(update)
             else:
-                self.view.delete(body, method=method)
+                self.view.delete(update, method=method)
         return ViewUpdate(tuple(self.listing()))
 
     def listing(self) -> list[str]:

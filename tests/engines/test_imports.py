@@ -23,6 +23,7 @@ ROOMS = {
     "solver": 4,
     "repair": 5,
     "views": 5,
+    "explain": 5,  # why an atom holds or not (proofs), over the solver
     "database": 6,
     "interactive": 6,
     "client": 6,

@@ -101,3 +101,16 @@ def test_the_command_line_over_a_url(any_url, tmp_path):
     out = subprocess.run([*cli, "undo", any_url], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "+album(1" in out.stdout, out.stderr
     assert fetch(any_url, "SELECT count(*) FROM album") == [(3,)]
+
+
+def test_other_clients_writes_are_seen_and_subscribers_told(any_url):
+    run_script(any_url, MUSIC)
+    db = Database.connect(any_url)
+    messages = []
+    db.subscribe("album_info(I, T, N)", callback=messages.append)
+    run_script(any_url, "INSERT INTO album VALUES (9, 'Let There Be Rock', 1)")
+    assert db.query("album_info(9, T, N)") == [(9, "Let There Be Rock", "AC/DC")]
+    assert {"version": 1, "plus": [[9, "Let There Be Rock", "AC/DC"]], "minus": []} in messages
+    # A proposal is computed on the state with the other client's row.
+    proposal = db.propose("DELETE FROM album_info WHERE artist = 'AC/DC'".replace("artist", "name"))
+    assert proposal[0].changes.lines() == ['-album(1, "For Those", 1)', '-album(9, "Let There Be Rock", 1)']

@@ -362,3 +362,19 @@ def test_recursion_through_a_ground_constrained_fact_terminates(operator, facts)
     view.insert("w(X) || X >= 7, X <= 8")
     view.insert("g(8, 3)")
     assert view.ground("w(X)") == ([(3,), (4,), (7,), (8,)], True)
+
+
+def test_a_mediator_update_is_read_whole_before_any_part_is_applied():
+    from nablog.lang import QueryError
+    from nablog.views.mediator import Mediator
+
+    mediator = Mediator.from_text(EXAMPLE_5)
+    before = mediator.listing()
+    with pytest.raises(QueryError, match="no clause defines z/1"):
+        mediator.update("-b(X) || X = 6. -z(X).")
+    with pytest.raises(NablogError, match="not a deletion method"):
+        mediator.update("-b(X) || X = 6.", method="rules")
+    with pytest.raises(ValueError, match="unknown deletion method"):
+        mediator.view.delete("b(X) || X = 6", method="rules")
+    assert mediator.listing() == before
+    assert mediator.update("-b(X) || X = 6.", method="dred").lines()[-1] == "c(X) :- X >= 5, X != 6."

@@ -333,12 +333,20 @@ def _element_tuples(ev: _Evaluation, agg: Aggregate, groups: list[Var], keys: st
     return reduce(lambda a, b: a.union(b), frames).distinct(), common
 
 
-def check_rounds(rules, rounds: int) -> None:
-    """Stop a recursive component that computes new values after :data:`MAX_COMPUTING_ROUNDS`."""
+def check_rounds(rules, rounds: int, derived_bytes: int = 0) -> None:
+    """Stop a recursive component that computes new values after :data:`MAX_COMPUTING_ROUNDS`
+    rounds, or once its derived tuples (``derived_bytes``: rows x columns x 8 bytes) pass the
+    memory budget (:mod:`nablog.engines.budget`)."""
     from .. import compute as python_compute
+    from ..budget import memory_budget, over_budget
 
-    if rounds > MAX_COMPUTING_ROUNDS and any(python_compute.has_computation(r) for r in rules):
-        rule = next(r for r in rules if python_compute.has_computation(r))
+    rule = next((r for r in rules if python_compute.has_computation(r)), None)
+    if rule is None:
+        return
+    budget = memory_budget()
+    if derived_bytes > budget:
+        raise over_budget(derived_bytes, budget, f"a recursive component's tuples after {rounds:,} rounds", rule.loc)
+    if rounds > MAX_COMPUTING_ROUNDS:
         raise NablogError(
             f"a recursive component computed new values for {MAX_COMPUTING_ROUNDS:,} rounds: the model is probably infinite",
             rule.loc,

@@ -310,7 +310,7 @@ class _Evaluation:
             if not delta:
                 return {p: self._union_all(rels, p) for p, rels in added.items() if rels}
             number += 1
-            computing.check_rounds([r for r, _ in plan.recursive_rules], number)
+            computing.check_rounds([r for r, _ in plan.recursive_rules], number, self._derived_bytes(preds, delta))
             for pred, new in delta.items():
                 if len(pieces[pred]) >= MAX_PIECES:
                     merged = self.checkpoint(reduce(_union, pieces[pred]), eager=True)
@@ -334,6 +334,14 @@ class _Evaluation:
                         part = self.rule(rule, position, delta[pred])
                         if part is not None:
                             candidates[rule.head[0].pred].append(part)
+
+    def _derived_bytes(self, preds, delta: dict[str, Relation]) -> int:
+        """The component's tuples so far with this round's, at 8 bytes a value (the memory budget's measure)."""
+        total = 0
+        for pred in preds:
+            rows = (self.relations[pred].size or 0) + (delta[pred].size or 0 if pred in delta else 0)
+            total += rows * 8 * max(1, self.relations[pred].arity)
+        return total
 
     def _union_all(self, rels: list[Relation], pred: str) -> Relation:
         sizes = [r.size for r in rels]

@@ -1,0 +1,579 @@
+"""Cell repair: replace wrong values, not whole tuples, so that the constraints hold at least cost.
+
+A **cell update** replaces the value of one row in one column. As a correction of seed 004 it is
+the deletion of the row's tuple and the insertion of the updated tuple, composed over the rows a
+repair touches (Def. 2.2, :meth:`~nablog.lang.Delta.compose`), so a cell repair is a correction
+table like any other (:meth:`CellRepair.table`). Rows keep their identity: a relation is a list
+of rows, and a :class:`CellCorrection` names its row by position.
+
+The repair (:func:`repair_cells`):
+
+1. finds the violations: functional dependencies by grouping their left-hand side, every other
+   denial (comparisons, foreign keys, keys written as denials) by
+   :func:`~nablog.repair.violations.find_falsifiers` on the chosen engine;
+2. marks the cells they implicate: the left- and right-hand cells of a violating group's rows,
+   the cells of an instance's tuples that the denial reads (a variable used twice, compared, or a
+   constant). No other cell is ever changed; protected relations and facts are never changed;
+3. gives each implicated cell a candidate domain with costs from the data alone
+   (:mod:`nablog.repair.candidates`), sources weighted by their reliability when a source column
+   is named;
+4. chooses one value per cell, fewest violations first, then least cost, per independent
+   component (:mod:`nablog.repair.cellsolve`);
+5. checks the repaired relations: an instance of a denial that a change made true joins the
+   problem and the components are solved again (seed 004 §5, case 3), until nothing new appears.
+
+>>> from nablog.lang import parse
+>>> program = parse('''#columns h(name, zip, city).
+...     #fd h: name -> zip.''')
+>>> rows = [("acme", "35233", "bham"), ("acme", "35233", "bham"), ("acme", "3523x", "bham"),
+...         ("zeta", "10001", "nyc"), ("zeta", "10001", "nyc")]
+>>> result = repair_cells(program, {"h": rows})
+>>> [(c.row, c.column, c.old, c.new, c.constraints) for c in result.corrections]
+[(2, 'zip', '3523x', '35233', ('fd_h__name__zip',))]
+>>> result.status, result.delta({"h": rows}).lines()
+('consistent', ['+h(acme, "35233", bham)', '-h(acme, "3523x", bham)'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..engines import Engine, PythonEngine
+from ..engines.violations import name_anonymous
+from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogError, Program, Requirement, Var, arith
+from ..lang.ast import term_variables
+from ..solver.bindings import _unify
+from .candidates import CHANGE, SCALE, Domain, Statistics, change_prior, domains, source_weights
+from .cellsolve import CellProblem, InstanceFactor, KeyFactor, KeyRow, solve
+from .constraints import constraint_infos, uses_views
+from .tables import CorrectionTable
+from .violations import find_falsifiers
+
+MAX_COMBINATIONS = 4096  # value combinations of one denial instance's cells, enumerated
+
+
+@dataclass(frozen=True)
+class CellCorrection:
+    """One cell update: row ``row`` (0-based, in the relation's order) of ``relation`` gets ``new``
+    in ``column`` (named, or its 1-based position) instead of ``old``; ``constraints`` are the
+    violated constraints that implicated the cell, ``weight`` the cost that chose the value: the
+    negative log probability (nats) that ``new`` rather than ``old`` is right, as the data says
+    (near 0: the data favours ``new`` strongly; 0.69: a toss-up)."""
+
+    relation: str
+    row: int
+    column: str
+    position: int
+    old: Constant
+    new: Constant
+    constraints: tuple[str, ...]
+    weight: float
+
+    def to_json(self) -> dict:
+        return {
+            "relation": self.relation, "row": self.row, "column": self.column, "old": self.old, "new": self.new,
+            "constraints": list(self.constraints), "weight": self.weight,
+        }
+
+
+@dataclass
+class CellRepair:
+    """What :func:`repair_cells` found.
+
+    ``status``: ``consistent`` (every constraint holds after the corrections), ``partial`` (the
+    candidate values cannot satisfy some constraint: ``left`` names the violations that stay,
+    the least possible among the candidates), or ``timeout``. ``alternatives`` holds further
+    optimal repairs when more than one was asked for.
+    """
+
+    status: str
+    corrections: tuple[CellCorrection, ...]
+    violations_before: int
+    left: list[tuple[str, str]] = field(default_factory=list)
+    alternatives: list[tuple[CellCorrection, ...]] = field(default_factory=list)
+    cells: int = 0
+    candidates: int = 0
+    components: int = 0
+    rounds: int = 1
+    optimal: bool = True
+    cost: int = 0
+    domains: dict[tuple[str, int, int], Domain] = field(default_factory=dict)  # (relation, row, position) of each cell with candidates
+
+    @property
+    def consistent(self) -> bool:
+        return self.status == "consistent"
+
+    def __iter__(self):
+        return iter(self.corrections)
+
+    def __len__(self) -> int:
+        return len(self.corrections)
+
+    def apply(self, relations: Mapping[str, Sequence[tuple]], corrections: Iterable[CellCorrection] | None = None) -> dict[str, list[tuple]]:
+        """The relations with the corrections made, row-aligned with ``relations``."""
+        out = {p: list(rows) for p, rows in relations.items()}
+        for c in self.corrections if corrections is None else corrections:
+            row = list(out[c.relation][c.row])
+            row[c.position] = c.new
+            out[c.relation][c.row] = tuple(row)
+        return out
+
+    def delta(self, relations: Mapping[str, Sequence[tuple]]) -> Delta:
+        """The repair as seed 004's update: per changed row, the deletion of its tuple and the
+        insertion of the updated one, composed over the rows (Def. 2.2)."""
+        after = self.apply(relations)
+        total = Delta()
+        for relation, row in sorted({(c.relation, c.row) for c in self.corrections}):
+            old, new = tuple(relations[relation][row]), after[relation][row]
+            total = total.compose(Delta(frozenset({Atom(relation, new)}), frozenset({Atom(relation, old)})))
+        return total
+
+    def table(self, relations: Mapping[str, Sequence[tuple]]) -> CorrectionTable:
+        """The repair as a correction table (seed 004, Def. 2.4)."""
+        d = self.delta(relations)
+        return CorrectionTable.of([("+", (a.pred, tuple(a.args))) for a in d.insert] + [("-", (a.pred, tuple(a.args))) for a in d.delete])
+
+    @property
+    def message(self) -> str:
+        n = len(self.corrections)
+        text = f"{n:,} cell" + ("" if n == 1 else "s") + " changed"
+        if self.status == "partial":
+            text += f"; {len(self.left):,} violation" + ("" if len(self.left) == 1 else "s") + " left: no candidate value the data supports repairs " + ("it" if len(self.left) == 1 else "them")
+        elif self.status == "timeout":
+            text += " (timeout: the best repair found, not proven optimal)"
+        elif not self.optimal:
+            text += " (not proven optimal)"
+        return text
+
+
+# -- constraints as cell factors ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Fd:
+    name: str
+    relation: str
+    lhs: tuple[int, ...]
+    rhs: int
+
+
+@dataclass(frozen=True)
+class _Instance:
+    """A ground instance of a general denial: the row of each positive literal."""
+
+    name: str
+    rows: tuple[tuple[str, int], ...]
+
+
+class _Denial:
+    """A general denial: which cells of its positive literals it reads, and its truth for given rows."""
+
+    def __init__(self, name: str, denial: Denial):
+        self.name = name
+        self.body = name_anonymous(denial.body)
+        self.positive = [b.atom for b in self.body if isinstance(b, Literal) and b.positive]
+        self.negative = [b.atom for b in self.body if isinstance(b, Literal) and not b.positive]
+        self.comparisons = [b for b in self.body if isinstance(b, Comparison)]
+        occurrences: dict[Var, int] = {}
+        for b in self.body:
+            terms = b.atom.args if isinstance(b, Literal) else tuple(b.variables())
+            for t in terms:
+                for v in term_variables(t):
+                    if v.name != "_":
+                        occurrences[v] = occurrences.get(v, 0) + 1
+        self.read = [
+            tuple(i for i, t in enumerate(atom.args) if not isinstance(t, Var) or (t.name != "_" and occurrences.get(t, 0) > 1))
+            for atom in self.positive
+        ]
+
+    def holds(self, values: Sequence[tuple], relations: Mapping[str, set]) -> bool:
+        """Whether the body holds with the positive literals on these tuples (negated literals
+        looked up in ``relations``)."""
+        binding: dict[Var, Constant] | None = {}
+        for atom, row in zip(self.positive, values):
+            binding = _unify(atom, row, binding)
+            if binding is None:
+                return False
+        for c in self.comparisons:
+            left, right = arith.evaluate(c.left, binding), arith.evaluate(c.right, binding)
+            if left is None or right is None or not c.holds(left, right):
+                return False
+        for atom in self.negative:
+            pattern = tuple(None if isinstance(t, Var) and t.name == "_" else (binding.get(t) if isinstance(t, Var) else t) for t in atom.args)
+            if any(all(p is None or p == v for p, v in zip(pattern, row)) for row in relations.get(atom.pred, ())):
+                return False
+        return True
+
+
+# -- the repair -----------------------------------------------------------------------------------
+
+
+def repair_cells(
+    program: Program,
+    relations: Mapping[str, Sequence[tuple]],
+    *,
+    protect: Iterable = (),
+    source: str | None = None,
+    limit: int = 1,
+    timeout: float | None = None,
+    engine: Engine | None = None,
+    max_rounds: int = 10,
+) -> CellRepair:
+    """A least-cost set of cell updates after which the constraints of ``program`` hold (or, when
+    the candidates cannot make them all hold, the fewest stay violated).
+
+    Parameters
+    ----------
+    program : Program
+        Constraints over base relations (``#fd``, ``#key``, ``#fk`` and denials with comparisons).
+    relations : mapping
+        Relation name to its rows in order (a row's position is its identity).
+    protect : relation names or ground atoms
+        Relations and facts whose cells never change, besides the program's ``#protect``.
+    source : str, optional
+        ``REL.COLUMN`` or ``COLUMN``: the column naming each row's source; votes are weighted by
+        the sources' reliability.
+    limit : int
+        With more than 1, up to ``limit`` optimal repairs (the first is ``corrections``, the rest
+        ``alternatives``).
+    timeout : float, optional
+        Seconds for the optimisation; the best repair found by then is returned.
+    engine : Engine, optional
+        Finds the violations of general denials (python by default; spark for large data).
+    """
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    if limit < 1:
+        raise NablogError("the number of repairs to enumerate must be at least 1", hint="give --enumerate N with N >= 1")
+    engine = engine or PythonEngine()
+    infos = constraint_infos(program)
+    constraints = [c.constraint for c in infos]
+    if uses_views(program, constraints):
+        raise NablogError(
+            "cell repair works on constraints over stored relations; a constraint here reads a view",
+            hint="repair tuples instead (--policy subset), or write the constraint over the base relations",
+        )
+    relations = {p: [tuple(r) for r in rows] for p, rows in relations.items()}
+    columns = {p: _column_names(program, p, rows) for p, rows in relations.items()}
+    fds: list[_Fd] = []
+    general: list[_Denial] = []
+    for c in infos:
+        if isinstance(c.constraint, Requirement):
+            raise NablogError(f"cell repair cannot make the requirement {c.name} hold", hint="state it as a denial, or repair tuples (--policy subset)")
+        if c.fd is not None:
+            fds.append(_Fd(c.name, c.fd.pred, c.fd.lhs, c.fd.rhs))
+        else:
+            general.append(_Denial(c.name, c.constraint))
+    for fd in fds:
+        relations.setdefault(fd.relation, [])
+    fixed_relations, fixed_rows = _protections(program, protect, relations)
+    source_column = _source(source, relations, columns)
+
+    implicated: dict[tuple[str, int, int], set[str]] = {}
+
+    def allowed(cell: tuple[str, int, int]) -> bool:
+        return cell[0] not in fixed_relations and (cell[0], cell[1]) not in fixed_rows
+
+    groups = _fd_groups(fds, relations)
+    _implicate_groups(groups, implicated, allowed)
+    before = sum(len({relations[fd.relation][r][fd.rhs] for r in rows}) - 1 for fd, gs in groups.items() for rows in gs)
+    instances = _instances(general, relations, engine)
+    before += len(instances)
+    for inst in instances:
+        _implicate(inst, general, implicated, allowed)
+
+    stats: dict[str, Statistics] = {}
+    for p, rows in relations.items():
+        weights = None
+        if source_column is not None and source_column[0] == p:
+            weights = source_weights(rows, source_column[1], [g for fd, gs in groups.items() if fd.relation == p for g in gs], sorted({fd.rhs for fd in fds if fd.relation == p}))
+        if rows:
+            stats[p] = Statistics(rows, len(rows[0]), weights)
+    changes = _change_priors(groups, relations, stats)
+    domain_of: dict[tuple[str, int, int], Domain] = {}
+    known: set[_Instance] = set(instances)
+    rounds = 0
+    while True:
+        rounds += 1
+        _add_domains(implicated, domain_of, stats, source_column, changes)
+        problem, cells = _problem(domain_of, fds, general, known, relations)
+        assignments, optimal, timed_out = _solve(problem, limit, deadline)
+        first = _corrections(assignments[0], cells, problem, implicated, columns, relations)
+        repaired = CellRepair("consistent", first, before).apply(relations)
+        new = [i for i in _instances(general, repaired, engine) if i not in known]
+        # A row moved into a group by a changed key may disagree there in a cell nothing had
+        # implicated: the group's cells join the problem (seed 004 §5, case 3).
+        grown = _implicate_groups(_fd_groups(fds, repaired), implicated, allowed)
+        if not (new or grown) or rounds >= max_rounds or timed_out:
+            break
+        known.update(new)
+        for inst in new:
+            _implicate(inst, general, implicated, allowed)
+    left = _left(fds, general, repaired, engine)
+    status = "timeout" if timed_out else ("consistent" if not left else "partial")
+    result = CellRepair(
+        status, first, before, left,
+        [_corrections(a, cells, problem, implicated, columns, relations) for a in assignments[1:]],
+        cells=len(cells), candidates=sum(len(d.values) for d in problem.domains), components=problem_components(problem),
+        rounds=rounds, optimal=optimal, cost=sum(problem.domains[i].costs[v] for i, v in enumerate(assignments[0])),
+        domains={c: problem.domains[k] for k, c in enumerate(cells)},
+    )
+    return result
+
+
+def problem_components(problem: CellProblem) -> int:
+    return len(problem.components()) if problem.domains else 0
+
+
+def _column_names(program: Program, relation: str, rows: Sequence[tuple]) -> tuple[str, ...]:
+    names = program.column_names.get(relation)
+    if names:
+        return tuple(names)
+    width = len(rows[0]) if rows else dict(program.signatures).get(relation, 0)
+    return tuple(str(i + 1) for i in range(width))
+
+
+def _protections(program: Program, protect: Iterable, relations: Mapping[str, Sequence[tuple]]) -> tuple[set[str], set[tuple[str, int]]]:
+    names: set[str] = set()
+    facts: set[tuple[str, tuple]] = set()
+    for p in list(program.protected) + list(protect):
+        if isinstance(p, str):
+            names.add(p)
+        else:
+            facts.add((p.pred, tuple(p.args)))
+    rows = {(p, r) for p, rs in relations.items() for r, row in enumerate(rs) if (p, row) in facts} if facts else set()
+    return names, rows
+
+
+def _source(source: str | None, relations: Mapping[str, Sequence[tuple]], columns: Mapping[str, tuple[str, ...]]) -> tuple[str, int] | None:
+    if source is None:
+        return None
+    relation, sep, column = source.rpartition(".")
+    candidates = [relation] if sep else [p for p in relations if column in columns.get(p, ())]
+    for p in candidates:
+        if p in columns and column in columns[p]:
+            return p, columns[p].index(column)
+    raise NablogError(
+        f"--source {source}: no relation has a column {column!r}" + (f" (relation {relation})" if sep else ""),
+        hint="name the column that says where each row comes from, as COLUMN or REL.COLUMN (declare it with #columns)",
+    )
+
+
+def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]]) -> dict[_Fd, list[list[int]]]:
+    """Per functional dependency, the row numbers of each group that violates it."""
+    out: dict[_Fd, list[list[int]]] = {}
+    for fd in fds:
+        rows = relations[fd.relation]
+        by_key: dict[tuple, dict] = {}
+        for r, row in enumerate(rows):
+            by_key.setdefault(tuple(row[i] for i in fd.lhs), {}).setdefault(row[fd.rhs], []).append(r)
+        found = [sorted(r for rs in classes.values() for r in rs) for classes in by_key.values() if len(classes) > 1]
+        if found:
+            out[fd] = found
+    return out
+
+
+def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> list[_Instance]:
+    """The violated instances of the general denials, with the rows of their positive literals."""
+    if not general:
+        return []
+    program = Program(tuple(Denial(d.body, d.name) for d in general))
+    model = {p: set(rows) for p, rows in relations.items()}
+    position: dict[str, dict[tuple, list[int]]] = {}
+    for p, rows in relations.items():
+        index: dict[tuple, list[int]] = {}
+        for r, row in enumerate(rows):
+            index.setdefault(row, []).append(r)
+        position[p] = index
+    out: list[_Instance] = []
+    for v in find_falsifiers(program, model, engine):
+        for f in v.falsifiers():
+            choices = [[(pred, r) for r in position.get(pred, {}).get(args, [])] for pred, args in f.positive]
+            for combo in itertools.product(*choices):
+                if len({c for c in combo}) == len(combo) or len(combo) == 1:
+                    out.append(_Instance(f.constraint, tuple(combo)))
+    return sorted(set(out), key=lambda i: (i.name, i.rows))
+
+
+def _implicate_groups(groups: Mapping[_Fd, list[list[int]]], implicated: dict, allowed) -> bool:
+    """Mark the left- and right-hand cells of every violating group; whether a cell was new."""
+    grown = False
+    for fd, key_groups in groups.items():
+        for rows in key_groups:
+            for r in rows:
+                for i in fd.lhs + (fd.rhs,):
+                    if not allowed((fd.relation, r, i)):
+                        continue
+                    names = implicated.setdefault((fd.relation, r, i), set())
+                    grown |= not names
+                    names.add(fd.name)
+    return grown
+
+
+def _implicate(inst: _Instance, general: Sequence[_Denial], implicated: dict, allowed) -> None:
+    denial = next(d for d in general if d.name == inst.name)
+    for (pred, r), read in zip(inst.rows, denial.read):
+        for i in read:
+            if allowed((pred, r, i)):
+                implicated.setdefault((pred, r, i), set()).add(inst.name)
+
+
+def _change_priors(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str, Statistics]) -> dict[tuple[str, int], float]:
+    """The cost of a change per (relation, column), from the estimated rate of wrong cells: in the
+    groups violating a dependency with that right-hand column, the share of rows that disagree
+    with the group's (source-weighted) majority; a column no violated dependency determines gets its
+    relation's rate, a relation without violated dependencies the default."""
+    wrong: dict[tuple[str, int], float] = {}
+    seen: dict[tuple[str, int], float] = {}
+    for fd, key_groups in groups.items():
+        weights = stats[fd.relation].weights
+        rows = relations[fd.relation]
+        for group in key_groups:
+            votes: dict = {}
+            for r in group:
+                votes[rows[r][fd.rhs]] = votes.get(rows[r][fd.rhs], 0.0) + weights[r]
+            majority = max(votes, key=lambda v: votes[v])
+            key = (fd.relation, fd.rhs)
+            wrong[key] = wrong.get(key, 0.0) + sum(1 for r in group if rows[r][fd.rhs] != majority)
+            seen[key] = seen.get(key, 0.0) + len(group)
+    out = {key: change_prior(wrong[key] / seen[key]) for key in seen}
+    for relation in {r for r, _ in seen}:
+        total = sum(v for (r, _), v in seen.items() if r == relation)
+        out[(relation, -1)] = change_prior(sum(v for (r, _), v in wrong.items() if r == relation) / total)
+    return out
+
+
+def _add_domains(implicated, domain_of, stats: Mapping[str, Statistics], source_column, changes: Mapping[tuple[str, int], float]) -> None:
+    todo: dict[tuple[str, int], list[int]] = {}
+    for p, r, i in implicated:
+        if (p, r, i) not in domain_of:
+            todo.setdefault((p, i), []).append(r)
+    for (p, i), rows in sorted(todo.items()):
+        st = stats[p]
+        context = [b for b in range(st.width) if b != i and not (source_column and source_column == (p, b))]
+        change = changes.get((p, i), changes.get((p, -1), CHANGE))
+        found = domains(st, i, rows, context, change)
+        for r in rows:
+            own = st.columns[i].values[st.columns[i].codes[r]]
+            domain_of[(p, r, i)] = found.get(r, Domain((own,), (0,)))
+
+
+def _problem(domain_of, fds: Sequence[_Fd], general: Sequence[_Denial], instances: Iterable[_Instance], relations) -> tuple[CellProblem, list[tuple[str, int, int]]]:
+    cells = sorted(c for c, d in domain_of.items() if d.free)
+    index = {c: k for k, c in enumerate(cells)}
+    problem = CellProblem([domain_of[c] for c in cells])
+    free_rows: dict[str, set[int]] = {}
+    for p, r, _ in cells:
+        free_rows.setdefault(p, set()).add(r)
+    for fd in fds:
+        rows = relations[fd.relation]
+        touched = sorted(r for r in free_rows.get(fd.relation, ()) if any((fd.relation, r, i) in index for i in fd.lhs + (fd.rhs,)))
+        if not touched:
+            continue
+        factor = KeyFactor(fd.name)
+        for r in touched:
+            row = rows[r]
+            lhs = tuple(index.get((fd.relation, r, i), ("=", row[i])) for i in fd.lhs)
+            rhs = index.get((fd.relation, r, fd.rhs))
+            factor.rows.append(KeyRow(lhs, rhs, None if rhs is not None else row[fd.rhs]))
+        reach = {k for kr in factor.rows for k, _ in kr.keys(problem.domains)}
+        moving = set(touched)
+        for r, row in enumerate(rows):
+            if r in moving:
+                continue
+            key = tuple(row[i] for i in fd.lhs)
+            if key in reach:
+                factor.fixed.setdefault(key, set()).add(row[fd.rhs])
+        problem.keys.append(factor)
+    by_name = {d.name: d for d in general}
+    base = {p: set(rows) for p, rows in relations.items()}
+    for inst in sorted(instances, key=lambda i: (i.name, i.rows)):
+        denial = by_name[inst.name]
+        slots = []  # per literal: per position, a cell number or None
+        free = []
+        for (pred, r), read in zip(inst.rows, denial.read):
+            slot = {}
+            for i in read:
+                k = index.get((pred, r, i))
+                if k is not None:
+                    slot[i] = k
+                    if k not in free:
+                        free.append(k)
+            slots.append(slot)
+        if not free:
+            continue
+        domains_free = [problem.domains[k].values for k in free]
+        if np.prod([len(v) for v in domains_free]) > MAX_COMBINATIONS:
+            continue  # too many combinations to list: left to the check after solving
+        violated = set()
+        for combo in itertools.product(*(range(len(v)) for v in domains_free)):
+            chosen = dict(zip(free, combo))
+            values = []
+            for (pred, r), slot in zip(inst.rows, slots):
+                row = list(relations[pred][r])
+                for i, k in slot.items():
+                    row[i] = problem.domains[k].values[chosen[k]]
+                values.append(tuple(row))
+            if denial.holds(values, base):
+                violated.add(combo)
+        problem.instances.append(InstanceFactor(inst.name, tuple(free), frozenset(violated)))
+    return problem, cells
+
+
+def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[list[tuple[int, ...]], bool, bool]:
+    """Optimal assignments of the whole problem (up to ``limit``), whether proven optimal, and
+    whether the deadline stopped the search."""
+    n = len(problem.domains)
+    per_component = []
+    optimal = True
+    timed_out = False
+    for comp in problem.components():
+        if deadline is not None and time.monotonic() > deadline:
+            timed_out = True
+            per_component.append((comp.cells, [tuple(0 for _ in comp.cells)]))
+            continue
+        solutions = solve(comp.problem, limit, deadline)
+        optimal &= all(s.optimal for s in solutions)
+        if not all(s.optimal for s in solutions) and deadline is not None and time.monotonic() > deadline:
+            timed_out = True
+        per_component.append((comp.cells, [s.assignment for s in solutions]))
+    out = []
+    for combo in itertools.islice(itertools.product(*(options for _, options in per_component)), limit):
+        assignment = [0] * n
+        for (cells, _), choice in zip(per_component, combo):
+            for c, v in zip(cells, choice):
+                assignment[c] = v
+        out.append(tuple(assignment))
+    return out or [tuple([0] * n)], optimal, timed_out
+
+
+def _corrections(assignment, cells, problem: CellProblem, implicated, columns, relations) -> tuple[CellCorrection, ...]:
+    out = []
+    for k, v in enumerate(assignment):
+        if v == 0:
+            continue
+        p, r, i = cells[k]
+        d = problem.domains[k]
+        out.append(CellCorrection(p, r, columns[p][i], i, d.values[0], d.values[v], tuple(sorted(implicated.get((p, r, i), ()))), d.costs[v] / SCALE))
+    return tuple(sorted(out, key=lambda c: (c.relation, c.row, c.position)))
+
+
+def _left(fds: Sequence[_Fd], general: Sequence[_Denial], relations, engine: Engine) -> list[tuple[str, str]]:
+    """The violations after the repair: (constraint, description), FD groups first."""
+    out = []
+    for fd, gs in _fd_groups(fds, relations).items():
+        for rows in gs:
+            key = tuple(relations[fd.relation][rows[0]][i] for i in fd.lhs)
+            values = sorted({str(relations[fd.relation][r][fd.rhs]) for r in rows})
+            out.append((fd.name, f"rows {', '.join(str(r) for r in rows[:6])}{' ...' if len(rows) > 6 else ''}: key {key} has values {', '.join(values[:4])}"))
+    for inst in _instances(general, relations, engine):
+        out.append((inst.name, "rows " + ", ".join(f"{p}[{r}]" for p, r in inst.rows)))
+    return out
+
+
+__all__ = ["CellCorrection", "CellRepair", "repair_cells"]

@@ -1,0 +1,265 @@
+"""Cell repair (issue 26): exact outcomes on small tables, the command line's row-aligned output,
+and a property test against brute force over the candidate values."""
+
+import itertools
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from nablog.cli import main
+from nablog.lang import Atom, Delta, parse
+from nablog.repair.cells import CellCorrection, repair_cells
+from nablog.repair.cellsolve import brute_force, solve_clingo
+from nablog.repair.candidates import Domain, levenshtein
+
+from ..strategies import examples
+
+HOSPITAL = """#columns h(name, zip, city).
+#fd h: name -> zip.
+#fd h: zip -> city."""
+
+ROWS = [
+    ("acme", "35233", "bham"),
+    ("acme", "35233", "bham"),
+    ("acme", "35233", "bham"),
+    ("acme", "3523x", "bham"),
+    ("zeta", "10001", "nyc"),
+    ("zeta", "10001", "nyc"),
+]
+
+
+def test_a_typo_in_a_group_takes_the_groups_value_and_nothing_else_changes():
+    result = repair_cells(parse(HOSPITAL), {"h": ROWS})
+    assert [(c.relation, c.row, c.column, c.old, c.new, c.constraints) for c in result.corrections] == [
+        ("h", 3, "zip", "3523x", "35233", ("fd_h__name__zip",)),
+    ]
+    assert result.status == "consistent" and result.left == []
+    assert result.apply({"h": ROWS})["h"] == [ROWS[0]] * 4 + ROWS[4:]
+
+
+def test_the_repair_is_seed_004s_composition_of_a_deletion_and_an_insertion_per_row():
+    result = repair_cells(parse(HOSPITAL), {"h": ROWS})
+    expected = Delta(frozenset({Atom("h", ROWS[0])}), frozenset({Atom("h", ROWS[3])}))
+    assert result.delta({"h": ROWS}) == expected
+    assert result.table({"h": ROWS}).delta == expected
+
+
+def test_a_consistent_table_changes_nothing():
+    result = repair_cells(parse(HOSPITAL), {"h": ROWS[:3] + ROWS[4:]})
+    assert result.corrections == () and result.status == "consistent" and result.violations_before == 0
+
+
+def test_a_protected_relation_is_never_changed_and_its_violation_is_reported():
+    result = repair_cells(parse(HOSPITAL), {"h": ROWS}, protect=["h"])
+    assert result.corrections == ()
+    assert result.status == "partial"
+    assert [name for name, _ in result.left] == ["fd_h__name__zip"]
+
+
+def test_a_protected_fact_keeps_its_values():
+    rows = [("a", 1), ("a", 1), ("a", 2)]
+    program = parse("#columns r(k, v). #fd r: k -> v.")
+    free = repair_cells(program, {"r": rows})
+    assert [(c.row, c.new) for c in free.corrections] == [(2, 1)]
+    kept = repair_cells(program, {"r": rows}, protect=[Atom("r", ("a", 2))])
+    assert all(c.row != 2 for c in kept.corrections)
+
+
+def test_a_cell_no_constraint_implicates_is_never_changed():
+    rows = ROWS + [("omega", "9999x", "xx")]  # a strange value no constraint involves
+    result = repair_cells(parse(HOSPITAL), {"h": rows})
+    assert {(c.row, c.column) for c in result.corrections} == {(3, "zip")}
+
+
+def test_a_row_moved_into_a_group_brings_its_other_cells_into_the_repair():
+    # Row 3's name is a typo, so its zip typo violates nothing until the name is repaired (by
+    # id -> name and phone -> name); then the zip disagrees inside the group (name -> zip), joins
+    # the problem in a second round, and is repaired too.
+    program = parse("#columns h(id, phone, name, zip). #fd h: id -> name. #fd h: phone -> name. #fd h: name -> zip.")
+    rows = [(1, 55, "acme", "35233")] * 3 + [(1, 55, "acxe", "3523x")] + [(2, 66, "zeta", "10001")] * 2
+    result = repair_cells(program, {"h": rows})
+    assert [(c.row, c.column, c.new) for c in result.corrections] == [(3, "name", "acme"), (3, "zip", "35233")]
+    assert result.status == "consistent" and result.rounds == 2
+
+
+def test_sources_are_weighted_by_their_agreement_with_the_others():
+    # Two reliable sources agree on every flight; a third disagrees everywhere. On flight f3 the
+    # reliable sources are outvoted two to one by copies of the unreliable one, yet win.
+    program = parse("#columns f(src, flight, arr). #fd f: flight -> arr.")
+    rows = []
+    for flight, arr in (("f1", "9:00"), ("f2", "10:00"), ("f4", "12:00"), ("f5", "13:00")):
+        rows += [("good1", flight, arr), ("good2", flight, arr), ("bad", flight, "0:00")]
+    rows += [("good1", "f3", "11:00"), ("bad", "f3", "1:00"), ("bad", "f3", "1:00")]
+    plain = repair_cells(program, {"f": rows})
+    weighted = repair_cells(program, {"f": rows}, source="src")
+    assert {c.new for c in plain.corrections if rows[c.row][1] == "f3"} == {"1:00"}
+    assert {c.new for c in weighted.corrections if rows[c.row][1] == "f3"} == {"11:00"}
+
+
+def test_a_denial_with_comparisons_is_repaired_by_a_value_the_data_supports():
+    # Salaries rise with the grade: a grade-3 salary below a grade-2 salary violates the denial.
+    program = parse(
+        "#columns emp(name, grade, salary).\n"
+        "#constraint rises :- emp(_, G1, S1), emp(_, G2, S2), G1 < G2, S1 > S2.\n"
+        "#fd emp: grade -> salary."
+    )
+    rows = [("a", 1, 100), ("b", 1, 100), ("c", 2, 200), ("d", 2, 200), ("e", 3, 300), ("f", 3, 300), ("g", 3, 150)]
+    result = repair_cells(program, {"emp": rows})
+    assert [(c.row, c.column, c.old, c.new) for c in result.corrections] == [(6, "salary", 150, 300)]
+    assert set(result.corrections[0].constraints) == {"fd_emp__grade__salary", "rises"}
+    assert result.status == "consistent"
+
+
+def test_a_foreign_key_is_repaired_by_a_referenced_value_the_row_supports():
+    program = parse(
+        "#columns city(name, region, country). #columns country(code).\n"
+        "#fk city: country -> country: code."
+    )
+    cities = [(f"c{i}", "west", "fr") for i in range(10)] + [(f"i{i}", "south", "it") for i in range(3)]
+    relations = {"city": cities + [("nice", "west", "fx")], "country": [("fr",), ("it",)]}
+    result = repair_cells(program, relations)
+    assert [(c.relation, c.row, c.old, c.new, c.constraints) for c in result.corrections] == [("city", 13, "fx", "fr", ("fk_city__country__country",))]
+    assert result.status == "consistent"
+
+
+def test_a_trusted_dependency_keeps_holding():
+    # zip -> city is trusted (it holds); repairing name -> zip must not break it.
+    program = parse("#columns h(name, zip, city). #fd h: name -> zip. #fd trusted_zip h: zip -> city. #trusted trusted_zip.")
+    rows = [("acme", "1", "x"), ("acme", "1", "x"), ("acme", "2", "y"), ("beta", "2", "y")]
+    result = repair_cells(program, {"h": rows})
+    after = result.apply({"h": rows})["h"]
+    assert result.status == "consistent"
+    for s, t in itertools.combinations(after, 2):
+        assert s[1] != t[1] or s[2] == t[2]
+
+
+def test_enumerate_gives_equally_good_alternatives():
+    program = parse("#columns r(k, v). #fd r: k -> v.")
+    rows = [("a", "x"), ("a", "y")]  # a tie: either value
+    result = repair_cells(program, {"r": rows}, limit=5)
+    found = {tuple((c.row, c.new) for c in corrections) for corrections in [result.corrections] + result.alternatives}
+    assert found == {((0, "y"),), ((1, "x"),)}
+    assert repair_cells(program, {"r": rows}).alternatives == []
+
+
+def test_the_correction_type_is_a_value():
+    c = CellCorrection("h", 3, "zip", 1, "3523x", "35233", ("fd_h__name__zip",), 0.02)
+    assert c == CellCorrection("h", 3, "zip", 1, "3523x", "35233", ("fd_h__name__zip",), 0.02)
+    assert c.to_json() == {"relation": "h", "row": 3, "column": "zip", "old": "3523x", "new": "35233", "constraints": ["fd_h__name__zip"], "weight": 0.02}
+    assert len({c, c}) == 1
+
+
+def test_levenshtein_agrees_with_the_textbook_recurrence():
+    def textbook(s, t):
+        previous = list(range(len(t) + 1))
+        for i, a in enumerate(s, 1):
+            current = [i]
+            for j, b in enumerate(t, 1):
+                current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+            previous = current
+        return previous[-1]
+
+    for s, t in itertools.product(["", "a", "ab", "ba", "abc", "kitten", "sitting", "x" * 70, "x" * 69 + "y"], repeat=2):
+        assert levenshtein(s, t) == textbook(s, t)
+
+
+def test_clingo_and_brute_force_agree_on_a_component():
+    from nablog.repair.cellsolve import CellProblem, KeyFactor, KeyRow
+
+    problem = CellProblem(
+        [Domain(("b", "a"), (0, 500)), Domain(("a", "b"), (0, 700)), Domain(("k", "j"), (0, 100))],
+        keys=[KeyFactor("fd", [KeyRow((("=", "k"),), 0, None), KeyRow((("=", "k"),), 1, None), KeyRow((2,), None, "c")])],
+    )
+    expected = brute_force(problem)
+    got = solve_clingo(problem)
+    assert [(s.violations, s.cost) for s in got] == [(s.violations, s.cost) for s in expected] == [(0, 600)]
+
+
+# -- the command line -------------------------------------------------------------------------------
+
+
+def test_cli_writes_row_aligned_files_and_the_cell_table(tmp_path, capsys):
+    (tmp_path / "h.lp").write_text(HOSPITAL + "\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    text = 'name,zip,city\nacme,35233,bham\nacme,35233,bham\nacme,35233,bham\nacme,"3523x",bham\r\nzeta,10001,nyc\nzeta,10001,nyc\n'
+    (data / "h.csv").write_text(text)
+    out = tmp_path / "out"
+    status = main(["repair", str(tmp_path / "h.lp"), "--data", str(data), "--header", "--policy", "cells", "--out", str(out)])
+    assert status == 0
+    lines = (out / "h.csv").read_bytes().decode().splitlines(keepends=True)
+    original = text.splitlines(keepends=True)
+    assert [i for i, (a, b) in enumerate(zip(lines, original)) if a != b] == [4]
+    assert lines[4] == "acme,35233,bham\r\n"
+    assert (out / "corrections.csv").read_text() == "relation,row,column,old,new,constraints,weight\nh,3,zip,3523x,35233," + "fd_h__name__zip," + lines_weight(out) + "\n"
+    assert "1 cell changed" in capsys.readouterr().out
+
+
+def lines_weight(out):
+    return (out / "corrections.csv").read_text().splitlines()[1].rsplit(",", 1)[1]
+
+
+def test_cli_rejects_options_a_cell_repair_cannot_use(tmp_path, capsys):
+    (tmp_path / "h.lp").write_text(HOSPITAL + "\n")
+    (tmp_path / "h.csv").write_text("name,zip,city\nacme,1,x\n")
+    status = main(["repair", str(tmp_path / "h.lp"), "--data", str(tmp_path / "h.csv"), "--header", "--policy", "cells", "--set", "new1=3"])
+    assert status != 0
+    assert "--set does not apply to --policy cells" in capsys.readouterr().err
+
+
+# -- property: against brute force over the candidates ---------------------------------------------
+
+FDS = [(0, 1), (1, 2), (0, 2), (2, 0)]
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(3, 6))
+    rows = [tuple(draw(st.sampled_from(values)) for values in (["a", "b", "c"], [1, 2, 3], ["x", "y"])) for _ in range(n)]
+    fds = draw(st.lists(st.sampled_from(FDS), min_size=1, max_size=3, unique=True))
+    dc = draw(st.booleans())
+    return rows, fds, dc
+
+
+def _program(fds, dc):
+    text = "#columns r(a, b, c).\n" + "".join(f"#fd r: {'abc'[x]} -> {'abc'[y]}.\n" for x, y in fds)
+    if dc:
+        text += "#constraint order :- r(A, B1, _), r(A, B2, _), B1 < B2, B2 > 2.\n"
+    return parse(text)
+
+
+def _violations(rows, fds, dc):
+    count = 0
+    for x, y in fds:
+        groups = {}
+        for r in rows:
+            groups.setdefault(r[x], set()).add(r[y])
+        count += sum(len(v) - 1 for v in groups.values())
+    if dc:
+        count += sum(1 for s, t in itertools.product(rows, repeat=2) if s[0] == t[0] and s[1] < t[1] and t[1] > 2)
+    return count
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_no_cheaper_or_more_consistent_repair_among_the_candidates(case):
+    rows, fds, dc = case
+    result = repair_cells(_program(fds, dc), {"r": rows})
+    after = result.apply({"r": rows})["r"]
+    cells = sorted(result.domains)
+    space = [range(len(result.domains[c].values)) for c in cells]
+    assume(len(list(itertools.islice(itertools.product(*space), 20001))) <= 20000)
+    chosen = {(c.row, c.position): c.new for c in result.corrections}
+    assert all((r, i) in {(c[1], c[2]) for c in cells} for r, i in chosen)  # only cells with candidates change
+    mine = (_violations(after, fds, dc), sum(result.domains[c].costs[result.domains[c].values.index(chosen.get((c[1], c[2]), result.domains[c].values[0]))] for c in cells))
+    best = None
+    for assignment in itertools.product(*space):
+        table = [list(r) for r in rows]
+        cost = 0
+        for c, k in zip(cells, assignment):
+            table[c[1]][c[2]] = result.domains[c].values[k]
+            cost += result.domains[c].costs[k]
+        m = (_violations([tuple(r) for r in table], fds, dc), cost)
+        best = m if best is None or m < best else best
+    assert mine == best
+    assert result.consistent == (mine[0] == 0)
