@@ -14,6 +14,7 @@ from typing import Callable, Iterator, Mapping
 from ..engines import PythonEngine
 from ..engines.violations import find_violations
 from ..lang import Atom, Delta, NablogError, Program, constant_sort_key, format_constant
+from ..lang import delta as changes_module
 from ..lang.delta import KEPT_EFFECTS, Update, induced_update  # noqa: F401  (re-exported: where they were)
 from .family import Family
 from .request import Request
@@ -284,13 +285,13 @@ class Verifier:
 
         def compute() -> Update:
             again = self.realizes(insert, delete)
-            return Update() if again is None else induced_update(again[1], again[2], self.rules.derived, requested)
+            return Update() if again is None else changes_module.induced_update(again[1], again[2], self.rules.derived, requested)
 
         if verified is None:
             return Update(later=compute)
-        effects = induced_update(verified[1], verified[2], self.rules.derived, requested)
+        effects = changes_module.induced_update(verified[1], verified[2], self.rules.derived, requested)
         counts = effects.count()
-        if sum(counts) <= KEPT_EFFECTS:
+        if sum(counts) <= changes_module.KEPT_EFFECTS:  # read when used: one bound for Update and here
             return effects
         return Update(later=compute, counts=counts)
 
