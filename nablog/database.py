@@ -28,6 +28,7 @@ from .io.stores import Stores
 from .lang import (
     Atom,
     ConstrainedRule,
+    ConstraintError,
     Delta,
     Denial,
     Facts,
@@ -49,6 +50,7 @@ from .lang import (
     separate_facts,
 )
 from .lang.analysis import check_signature
+from .lang.ast import Aggregate
 from .lang.delta import induced_update
 from .lang.errors import AnalysisError, did_you_mean
 from .transforms.flatten import flatten
@@ -157,6 +159,10 @@ class Database:
             program = parse_files(paths)
             facts: dict[str, set[tuple]] = {}
             for source in sources:
+                if isinstance(getattr(source, "columns", None), dict):  # a directory
+                    source.columns = program.column_names
+                elif hasattr(source, "columns"):  # one CSV file
+                    source.columns = program.column_names.get(source.relation)
                 for pred, rows in source.load().items():
                     facts.setdefault(pred, set()).update(rows)
             return program, facts, 0 if stores is None else stores.version()
@@ -565,12 +571,58 @@ class Database:
         subscribers told. The version number is written in the same commit as the data (see
         :meth:`nablog.io.Stores.commit`): after a crash both are old or both new."""
         with self._lock:
-            if self.stores is None:
-                # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
-                real = delta.stored(self.rules.derived).real(self._facts).shown()
-            else:
+            # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
+            real = delta.stored(self.rules.derived).real(self._facts).shown()
+            self._refuse_new_violations(real.by_relation())
+            if self.stores is not None:
                 real = self.stores.commit(delta, request=request, basis=self.basis, version=self._version + 1)
             return self._changed(real.by_relation())
+
+    def _refuse_new_violations(self, changes: dict[str, tuple[set, set]]) -> None:
+        """Raise :class:`ConstraintError` when the change would make a ground instance of a
+        constraint hold that does not hold now (a requirement that holds now would fail): the
+        constraints hold at every commit, as in any database, and one already violated may stay
+        so while no instance is added. Every constraint counts, ``#trusted`` ones too (seed 004,
+        Def. 2.1: Δ holds in the data; it is repair that trusts it and leaves it unrepaired).
+
+        The new instances are the denial instances that use a changed tuple (the engine's
+        delta evaluation: an instance using a gained tuple, or negating a lost one, did not hold
+        before); a denial with an aggregate is evaluated in full on both states and compared."""
+        if not changes or not self.rules.named_constraints():
+            return
+        derived = self.rules.derived
+        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
+        old = self.python_model()
+        new, gained, lost = PythonEngine().update(
+            self.rules, old, insert={stored(p): c[0] for p, c in changes.items()}, delete={stored(p): c[1] for p, c in changes.items()}, changes=True
+        )
+        engine = PythonEngine()
+        whole = {name for name, c in self.rules.named_constraints() if isinstance(c, Requirement) or any(isinstance(b, Aggregate) for b in c.body)}
+        added = []
+        before = None
+        for v in find_violations(self.rules, new, engine, changes=(gained, lost)):
+            if v.constraint in whole:
+                # A requirement, or a denial with an aggregate (evaluated in full): compare.
+                if before is None:
+                    before = {u.constraint: u for u in find_violations(self.rules, old, engine)}
+                had = before.get(v.constraint)
+                kept = set(had.witnesses) if had is not None else set()
+                fresh = [(w, b) for w, b in zip(v.witnesses, v.bindings) if w not in kept] if v.witnesses != ((),) else ([] if had else [((), {})])
+                if not fresh:
+                    continue
+                v = Violation(v.constraint, v.text, len(fresh), tuple(w for w, _ in fresh), tuple(b for _, b in fresh))
+            added.append(v)
+        if added:
+            shown = "; ".join(
+                f"{v.constraint} ({v.count} new instance{'' if v.count == 1 else 's'}: " + ", ".join(" ".join(map(str, w)) for w in v.witnesses[:3]) + ("" if v.count <= 3 else ", ...") + ")"
+                if any(v.witnesses) else f"{v.constraint} (which holds now)"
+                for v in added
+            )
+            raise ConstraintError(
+                f"the change would violate {shown}",
+                added,
+                hint="nothing was written; change the transaction so that no new instance holds, or ask for realizations that keep the constraints (nablog propose)",
+            )
 
     def undo(self) -> "Update | None":
         """Undo the newest change committed to this database's files (byte for byte, see

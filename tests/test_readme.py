@@ -141,8 +141,19 @@ def _shared_data(directory: Path, env: dict[str, str]) -> Callable[[], None] | N
     return None
 
 
+def _postgres(directory: Path, env: dict[str, str]) -> Callable[[], None] | None:
+    """A PostgreSQL server of its own (initdb and pg_ctl into a temporary directory, loopback):
+    ``DATABASE_URL`` names its empty database. Fails with the install hint when PostgreSQL is missing."""
+    from nablog.sql.server import TemporaryServer
+
+    server = TemporaryServer().start()
+    env["DATABASE_URL"] = server.url
+    return server.stop
+
+
 NEEDS: dict[str, Callable[[Path, dict[str, str]], Callable[[], None] | None]] = {
     "shared-data": _shared_data,
+    "postgres": _postgres,
 }
 """Setups a block asks for with ``<!-- readme-test: needs=NAME -->``, by name: each prepares the
 block's directory and environment and returns what stops what it started (or None)."""

@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(check)
     check.add_argument("--json", action="store_true", help="print a JSON report")
     check.add_argument("--limit", type=_count_argument, default=5, metavar="N", help="witnesses shown per constraint in the table (default 5)")
+    check.add_argument("--full", action="store_true", help="print witness lines whole (they are cut at 160 characters)")
     check.add_argument("--witnesses", metavar="DIR", help="with --engine spark: write every violated instance to DIR/<constraint>/ as Parquet")
 
     materialize = commands.add_parser(
@@ -252,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--set", action="append", default=[], metavar="NEW=VALUE", help="a real value for a new constant of an inserted fact")
     repair.add_argument("--interactive", action="store_true", help="verify facts with a person, one deciding fact at a time (seed 004, case 2)")
     repair.add_argument("--verified", metavar="FILE", help="the verified table for --interactive (default .nablog/verified.csv beside the first program)")
+    repair.add_argument("--full", action="store_true", help="print violated instances and corrections whole (lines are cut at 160 characters)")
     repair.add_argument("--json", action="store_true", help="print {consistent, violations, repairs} as JSON instead of the report")
     repair.add_argument("--why", action="store_true", help="explain each row of each correction table: the violated instances it removes")
 
@@ -267,7 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, reads need it too")
+    serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, every request but /version needs it")
+    serve.add_argument("--max-body", type=_count_argument, default=1 << 20, metavar="BYTES", help="the longest request body taken (default 1 MiB; longer: HTTP 413)")
+    serve.add_argument("--read-timeout", type=_seconds_argument, default=10.0, metavar="S", help="seconds a request body may take to arrive (default 10; then HTTP 408)")
+    serve.add_argument("--deadline", type=_seconds_argument, default=30.0, metavar="S", help="seconds a proposal searches unless the client asks otherwise (default 30)")
+    serve.add_argument("--max-deadline", type=_seconds_argument, default=300.0, metavar="S", help="the longest search a client may ask for (default 300)")
 
     watch = commands.add_parser(
         "watch",
@@ -340,7 +346,7 @@ def _add_proposal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=_limit_argument, metavar="N", help="the N smallest realizations (a family counts once)")
     parser.add_argument("--timeout", type=_seconds_argument, metavar="S", help="stop the search after S seconds, with what was found")
     parser.add_argument("--candidates", choices=CANDIDATE_POLICIES, default="attribute", help="values for existential variables: those already in the attribute (default) or every constant")
-    parser.add_argument("--max-fresh", type=int, default=2, metavar="K", help="at most K new constants (default 2)")
+    parser.add_argument("--max-fresh", type=_count_argument, default=2, metavar="K", help="at most K new constants (default 2)")
     parser.add_argument("--protect", action="append", default=[], metavar="P", help="a relation (p) or fact (p(1,a)) that must not change (repeatable)")
     parser.add_argument("--no-families", action="store_true", help="every realization on its own row, every value grounded (no family rows; slower on large classes of interchangeable values)")
 
@@ -358,8 +364,29 @@ def split_request(files: Sequence[str]) -> tuple[list[str], str]:
     programs = [f for f in files if not _is_request(f)]
     request = " ".join(f for f in files if _is_request(f))
     if not request:
+        unsigned = next((f for f in programs if _REQUEST.match("+" + f.strip()) and not f.endswith(PROGRAM_SUFFIXES) and not is_file(f)), None)
+        if unsigned is not None:
+            raise NablogError(
+                f"the request {unsigned!r} says neither + (insert) nor - (delete)",
+                where=unsigned,
+                hint=f"write '+{unsigned.strip()}' to insert it or '-{unsigned.strip()}' to delete it",
+            )
         raise NablogError("no request given", hint="write the request after the files, e.g. nablog propose db.lp '+p(1). -q(a).'")
     return programs, request
+
+
+def settings(items: Sequence[str], settable: Sequence[str], what: str) -> dict[str, str]:
+    """``--set NAME=VALUE`` options as a mapping; a missing ``=`` or a name not in ``settable``
+    (the new constants and family variables of ``what``) is refused, saying which it was."""
+    values = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise NablogError(f"--set {item}: no value given", hint=f"write --set {item}=VALUE")
+        if name not in settable:
+            raise NablogError(f"--set {item}: {name} is not a new constant of {what}", hint="its new constants are " + (", ".join(settable) or "none"))
+        values[name] = value
+    return values
 
 
 def _is_request(arg: str) -> bool:
@@ -368,8 +395,19 @@ def _is_request(arg: str) -> bool:
     return (arg[:1] in "+-" or is_sql_request(arg)) and not is_file(arg)
 
 
-def protections(args: argparse.Namespace) -> list:
+def protections(args: argparse.Namespace, arities: dict[str, int] | None = None) -> list:
+    """The ``--protect`` relations and facts; with the program's ``arities``, one the program does
+    not have is refused (a misspelt name would protect nothing)."""
     from ..lang import parse_atom
+    from ..lang.errors import did_you_mean
 
-    return [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
+    protected = [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
+    for item in protected if arities is not None else ():
+        pred, arity = (item, None) if isinstance(item, str) else (item.pred, item.arity)
+        if pred not in arities:
+            hint = did_you_mean(pred, arities, ("base__",)) or "protect a relation of the program, or a fact of one"
+            raise NablogError(f"--protect {pred}: the program has no relation {pred}", hint=hint)
+        if arity is not None and arity != arities[pred]:
+            raise NablogError(f"--protect {item}: {pred} has arity {arities[pred]}", hint=f"write {pred} with {arities[pred]} arguments")
+    return protected
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..database import Database
 from ..lang import NablogError, row_sort_key
-from .arguments import protections, split_query, split_request
+from .arguments import protections, settings, split_query, split_request
 from .output import Progress, print_proposal, print_realization, print_reasons, print_table, print_violations, warn
 
 
@@ -29,6 +29,13 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
     for warning in db.warnings:
         warn(warning)
     return db
+
+
+def arities(db: Database) -> dict[str, int]:
+    """Every relation of the database (rules, facts, data) and its arity."""
+    from ..engines.base import relation_arity
+
+    return {**{p: relation_arity(r) for p, r in db.facts.items()}, **db.rules.signatures}
 
 
 def run_query(args: argparse.Namespace) -> int:
@@ -83,8 +90,9 @@ def print_mediated(out, db: Database, atom: str, ground: bool, as_json: bool) ->
     return 0
 
 
-def _options(args: argparse.Namespace):
-    """The proposal options the command line gave (checked once, here)."""
+def _options(args: argparse.Namespace, db: Database):
+    """The proposal options the command line gave (checked once, here; protections against the
+    database's relations)."""
     from ..solver import ProposeOptions
 
     return ProposeOptions(
@@ -93,7 +101,7 @@ def _options(args: argparse.Namespace):
         timeout=args.timeout,
         candidates=args.candidates,
         max_fresh=args.max_fresh,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         families=not args.no_families,
     )
 
@@ -116,7 +124,7 @@ def run_propose(args: argparse.Namespace) -> int:
         return 0
     if args.why:
         return print_explained(db, args, request)
-    options = _options(args)
+    options = _options(args, db)
     parsed = parse_request(request)  # once: the search and an interrupted search's answer share it
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
@@ -155,7 +163,7 @@ def run_propose(args: argparse.Namespace) -> int:
 
 def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
     """``propose --why``: the proposal, each realization followed by its explanation."""
-    proposal = _propose(db, _options(args), request)
+    proposal = _propose(db, _options(args, db), request)
     explained = [db.why_realization(proposal.request, r) for r in proposal]
     if args.json:
         out = proposal.to_json()
@@ -177,7 +185,7 @@ def run_apply(args: argparse.Namespace) -> int:
 
     files, request = split_request(args.files)
     db = open_database(args, files)
-    options = _options(args)
+    options = _options(args, db)
     parsed = parse_request(request)  # once: each realization carries it, and apply checks against it
     # --pick N needs the N smallest realizations only: the search stops there, as propose --limit N
     # does (realizations come smallest first, a size's all found before the cut, so the N-th is the
@@ -206,20 +214,11 @@ def run_apply(args: argparse.Namespace) -> int:
                 hint="pick a number from 1 to " + str(len(proposal)),
             )
         chosen = proposal[args.pick - 1]
-        values = {}
-        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in settable:
-                raise NablogError(
-                    f"--set {item}: not a new constant of this realization" + (" nor a variable of its family" if chosen.family else ""),
-                    hint="its new constants are " + (", ".join(chosen.fresh) or "none") + (
-                        "; its variables " + ", ".join(v.name for v in chosen.family.variables) if chosen.family else ""
-                    ),
-                )
-            from ..io import text_to_constant
+        from ..io import text_to_constant
 
-            values[name] = text_to_constant(value)
+        settable = list(chosen.fresh) + ([v.name for v in chosen.family.variables] if chosen.family else [])
+        what = "this realization" + (" nor a variable of its family" if chosen.family else "")
+        values = {name: text_to_constant(value) for name, value in settings(args.set, settable, what).items()}
         if values:
             chosen = chosen.substitute(values)
     if args.sql:
@@ -265,7 +264,7 @@ def run_check(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, db, violations, args.limit)
+        print_violations(sys.stdout, db, violations, args.limit, full=args.full)
     return 1 if violations else 0
 
 
@@ -279,14 +278,25 @@ def run_bulk_check(args: argparse.Namespace) -> int:
     )
     violations = checked.violations
     if args.json:
-        report = {"consistent": not violations, "violations": [v.to_json() for v in violations]}
+        report = {"consistent": not violations, "violations": [_capped(v, args.witnesses) for v in violations]}
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_violations(sys.stdout, None, violations, args.limit, total=checked.total)
+        print_violations(sys.stdout, None, violations, args.limit, total=checked.total, full=args.full)
         if args.witnesses and violations:
             print(f"witnesses written to {args.witnesses}/<constraint>/")
     return 1 if violations else 0
+
+
+def _capped(violation, witnesses_dir: str | None) -> dict:
+    """A violation's JSON from the spark checker, saying so when it holds fewer witnesses than
+    its count (at most WITNESS_CAP come to the driver; --witnesses writes every one)."""
+    out = violation.to_json()
+    if len(violation.witnesses) < violation.count:
+        out["witnesses_complete"] = False
+        where = f"all {violation.count:,} are in {witnesses_dir}/{violation.constraint}/" if witnesses_dir else f"--witnesses DIR writes all {violation.count:,} to Parquet"
+        out["note"] = f"the first {len(violation.witnesses):,} witnesses of {violation.count:,}; {where}"
+    return out
 
 
 def run_materialize(args: argparse.Namespace) -> int:
@@ -359,20 +369,17 @@ def run_repair(args: argparse.Namespace) -> int:
         policy=args.policy,
         limit=args.enumerate,
         timeout=args.timeout,
-        protect=protections(args),
+        protect=protections(args, arities(db)),
         verified=verified,
         progress=progress,
     )
     if args.set and result.tables:
-        values = {}
-        for item in args.set:
-            name, sep, value = item.partition("=")
-            if not sep or name not in result.tables[0].fresh:
-                raise NablogError(f"--set {item}: not a new constant of the correction table", hint="its new constants are " + (", ".join(result.tables[0].fresh) or "none"))
-            values[name] = text_to_constant(value)
+        values = {name: text_to_constant(value) for name, value in settings(args.set, list(result.tables[0].fresh), "the correction table").items()}
         result.tables = [t.substitute(values) for t in result.tables]
     if args.out and result.tables:
-        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format)
+        from ..io.directory import input_order
+
+        written = write_repair(args.out, db.program, db.facts, result.tables[0], args.format, order=input_order(db.sources))
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations and corrections.{args.format})")
     explained = [db.why_repair(t) for t in result.tables] if args.why else []
@@ -387,7 +394,7 @@ def run_repair(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_report(sys.stdout, result)
+        print_report(sys.stdout, result, full=args.full)
         for i, rows in enumerate(explained, 1):
             sys.stdout.write(f"why table {i}:\n" + "".join(f"  {r.text()}\n" for r in rows))
     return 0 if result.consistent else 1

@@ -49,7 +49,9 @@ def print_reasons(out: TextIO, proposal) -> None:
         out.write("\nwhat stands in the way:\n" + "".join(f"  {r}\n" for r in proposal.reasons))
 
 
-def print_violations(out: TextIO, db: Database | None, violations: list[Violation], limit: int, total: int | None = None) -> None:
+def print_violations(out: TextIO, db: Database | None, violations: list[Violation], limit: int, total: int | None = None, full: bool = False) -> None:
+    from ..repair.output import shorten
+
     total = len(db.constraints()) if total is None else total  # type: ignore[union-attr]
     if not violations:
         out.write(f"consistent: {total} constraint" + ("" if total == 1 else "s") + " hold\n")
@@ -57,10 +59,10 @@ def print_violations(out: TextIO, db: Database | None, violations: list[Violatio
     out.write(f"inconsistent: {len(violations)} of {total} constraints violated\n\n")
     for v in violations:
         instances = f"{v.count} violation" + ("" if v.count == 1 else "s")
-        out.write(f"{v.constraint}: {instances}\n  {v.text}\n")
+        out.write(f"{v.constraint}: {instances}\n" + shorten(f"  {v.text}", full) + "\n")
         for witness in v.witnesses[:limit]:
             if witness:
-                out.write("    " + ", ".join(str(a) for a in witness) + "\n")
+                out.write(shorten("    " + ", ".join(str(a) for a in witness), full) + "\n")
             else:
                 out.write("    (the required atom does not hold)\n")
         if v.count > limit:  # the count, not the witnesses: the spark checker brings only a few

@@ -40,7 +40,8 @@ def run_serve(args: argparse.Namespace) -> int:
         atomic_write(path, lambda f: f.write(token.encode() + b"\n"))
         path.chmod(0o600)
         print(f"write token in {path}", flush=True)
-    serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True))
+    limits = {"max_body": args.max_body, "read_timeout": args.read_timeout, "deadline": args.deadline, "max_deadline": args.max_deadline}
+    serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True), **limits)
     return 0
 
 

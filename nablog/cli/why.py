@@ -23,7 +23,7 @@ def run_why(args: argparse.Namespace) -> int:
     why = db.why(atom, depth=args.depth, all=args.all)
     out = sys.stdout
     if args.fix and not why.holds:
-        proposal = _propose(db, _options(args), f"+{why.atom}.")
+        proposal = _propose(db, _options(args, db), f"+{why.atom}.")
         if args.json:
             json.dump({**why.to_json(), "fix": proposal.to_json()}, out, ensure_ascii=False)
             out.write("\n")

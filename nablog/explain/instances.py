@@ -28,7 +28,7 @@ from typing import Iterator, Mapping
 
 from ..engines.lookup import ModelIndex
 from ..lang import Atom, Comparison, Constant, Literal, Rule, Var, arith, constant_sort_key
-from ..lang.ast import Aggregate, AggregateElement, body_atoms, term_variables
+from ..lang.ast import Aggregate, AggregateElement, body_atoms, term_substituted, term_variables
 from ..solver.bindings import _assignment, _compare, _pattern, _unify
 
 Binding = Mapping[Var, Constant]
@@ -253,26 +253,11 @@ def ground_element(element, binding: Binding):
     if isinstance(element, Literal):
         return Literal(ground_atom(element.atom, binding), element.positive)
     if isinstance(element, Comparison):
-        return Comparison(element.op, _keep(element.left, binding), _keep(element.right, binding))
+        return Comparison(element.op, term_substituted(element.left, binding), term_substituted(element.right, binding))
     elements = tuple(
-        AggregateElement(tuple(_keep(t, binding) for t in e.terms), tuple(ground_element(c, binding) for c in e.condition)) for e in element.elements
+        AggregateElement(tuple(term_substituted(t, binding) for t in e.terms), tuple(ground_element(c, binding) for c in e.condition)) for e in element.elements
     )
-    return Aggregate(element.function, elements, element.op, _keep(element.bound, binding))
-
-
-def _keep(term, binding: Binding):
-    """Substitute without computing: ``X + 1`` becomes ``3 + 1``."""
-    from ..lang.ast import BinOp, Interval, UnaryOp
-
-    if isinstance(term, Var):
-        return binding.get(term, term)
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _keep(term.left, binding), _keep(term.right, binding))
-    if isinstance(term, UnaryOp):
-        return UnaryOp(term.op, _keep(term.arg, binding))
-    if isinstance(term, Interval):
-        return Interval(_keep(term.low, binding), _keep(term.high, binding))
-    return term
+    return Aggregate(element.function, elements, element.op, term_substituted(element.bound, binding))
 
 
 def ground_rule(rule: Rule, binding: Binding) -> Rule:

@@ -184,6 +184,25 @@ def row_width(name: str, rows: Rows, where: Path) -> int | None:
     return widths.pop() if widths else None
 
 
+def relation_name(stem: str) -> str:
+    """The relation a file named ``stem`` (without its suffix) holds: a name a rule can write.
+
+    A name already written as a predicate (lower-case first letter or ``_``) is kept; any other
+    becomes snake_case: a capital after a lower-case letter or digit starts a new word, letters
+    go lower-case, other characters become ``_`` (Chinook's ``InvoiceLine.csv`` holds
+    ``invoice_line``, Mondial's ``Country.csv`` ``country``). Messages name the file, so the
+    original shows beside the relation.
+
+    >>> [relation_name(s) for s in ["edge", "tc_2", "Album", "InvoiceLine", "HTTPLog", "my-table", "2024 sales"]]
+    ['edge', 'tc_2', 'album', 'invoice_line', 'httplog', 'my_table', 'r_2024_sales']
+    """
+    if re.fullmatch(r"[a-z_][A-Za-z0-9_]*", stem):
+        return stem
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem)
+    snake = re.sub(r"[^A-Za-z0-9_]+", "_", snake).lower().strip("_") or "r"
+    return snake if re.match(r"[a-z_]", snake) else f"r_{snake}"
+
+
 def check_relation_name(name: str, where: Path) -> None:
     """A relation that becomes a new file or table needs a plain name (no path, no quoting)."""
     if not _RELATION_NAME.match(name):

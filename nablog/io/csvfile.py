@@ -39,10 +39,11 @@ Header rule (``header=None``)
 
 Decided once
     Whatever was decided — guessed or given — is recorded beside the file, in
-    ``.nablog/csv-headers.json`` of its directory, the first time; every later read uses the
-    record (unless ``header`` is given again, which records the new choice), so a write that
-    changes what the rule would see never flips it. A guess is reported once, as a note on
-    stderr naming the file and the line taken as header (or as data). The rule is home-made
+    ``.nablog/csv-headers.json`` of its directory, when the file is first written; every later
+    read uses the record (unless ``header`` is given again, which a later write records), so a
+    write that changes what the rule would see never flips it. A command that only reads writes
+    no record (the rule answers the same on the same bytes). A guess not yet recorded is
+    reported on stderr as a note naming the file and the line taken as header (or as data). The rule is home-made
     on purpose: pyarrow's CSV reader has no header detection (it takes the first line as a
     header unless told otherwise) and DuckDB's sniffer is a large dependency with its own,
     equally heuristic rules; a documented rule plus a recorded decision is what makes the
@@ -76,6 +77,7 @@ from typing import BinaryIO
 
 from ..lang import Constant, DataError
 from .base import (
+    relation_name,
     SingleRelationFile,
     PendingFile,
     Rows,
@@ -279,6 +281,16 @@ def _quoted_fields(raw: str) -> list[bool]:
         i = comma + 1
 
 
+def _first_fields(path: Path) -> list[str] | None:
+    """The first line's fields, stripped and in lower case (None when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            first = next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None if first is None else [field.strip().lower() for field in first]
+
+
 def _first_line(raw: str) -> str:
     return raw.splitlines()[0] if raw else ""
 
@@ -344,12 +356,18 @@ class CsvFile(SingleRelationFile):
 
     def __init__(self, path: str | Path, *, relation: str | None = None, header: bool | None = None, note=None):
         self.location = Path(path)
-        self.relation = relation if relation is not None else self.location.stem
+        self.relation = relation if relation is not None else relation_name(self.location.stem)
         self.header = header
+        # The relation's #columns names, when the program gives them: a first row that is
+        # exactly those names is the header, whatever the rule would guess (one-row files).
+        self.columns: tuple[str, ...] | None = None
         self.note = note or _print_note
         self._header_fields: list[str] | None = None
         self._newline = "\n"
         self._bom = False
+
+    def write(self, changes) -> None:
+        write_recording(super().write, changes)
 
     def _decided(self) -> bool | None:
         return self.header if self.header is not None else recorded_header(self.location)
@@ -357,19 +375,30 @@ class CsvFile(SingleRelationFile):
     def read(self) -> Rows:
         """The rows of the file (remembering its header, line ending and byte-order mark)."""
         decided = self._decided()
+        guessed = decided is None
+        if decided is None and self.columns and _first_fields(self.location) == [c.lower() for c in self.columns]:
+            decided = True
+            self.note(f"{self.location}: the first line names the #columns of {self.relation}: read as a header")
+            guessed = False
         table = read_csv(self.location, decided)
         self._remember(table)
-        if table.width is not None and recorded_header(self.location) != (table.header is not None):
-            recorded = record_header(self.location, table.header is not None)
-            if decided is None:
-                first = ",".join(table.header) if table.header is not None else "the first row"
-                self.note(
-                    f"{self.location}: "
-                    + (f"the first line ({_short(first)}) is read as a header" if table.header is not None else "the first line is read as data, not a header")
-                    + (f"; recorded in {decisions_path(self.location)}" if recorded else "")
-                    + " (give --header or --no-header to decide otherwise)"
-                )
+        if guessed and table.width is not None:
+            first = ",".join(table.header) if table.header is not None else "the first row"
+            shown = f"{self.location}" + (f" (relation {self.relation})" if self.relation != self.location.stem else "")
+            self.note(
+                f"{shown}: "
+                + (f"the first line ({_short(first)}) is read as a header" if table.header is not None else "the first line is read as data, not a header")
+                + " (give --header or --no-header to decide otherwise)"
+            )
         return table.rows
+
+    def _record(self, header: bool) -> None:
+        """Record the header decision beside the file once a commit has written the file
+        (:func:`record_staged`): a command that only reads, or fails, writes nothing into the
+        data's directory (issue 32), and the rule gives the same answer on the same bytes, so
+        only a write could flip it."""
+        if recorded_header(self.location) != header:
+            _STAGED[self.location] = header
 
     def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
         """Write the new contents to a temporary file; None when the file already holds ``rows``.
@@ -384,7 +413,9 @@ class CsvFile(SingleRelationFile):
             if table.rows == rows:
                 return None
             if table.width is not None:
-                return self._rewrite(table, rows, tag)
+                pending = self._rewrite(table, rows, tag)
+                self._record(table.header is not None)
+                return pending
         elif not rows:
             return None
         width = row_width(self.relation, rows, self.location)
@@ -392,6 +423,7 @@ class CsvFile(SingleRelationFile):
         header = [f"c{i}" for i in range(width or 0)] if self.header else None
         newline, bom = self._newline, self._bom
         pending = prepare_file(self.location, lambda f: write_rows(f, rows, header, newline, bom), tag)
+        self._record(header is not None)
         self.header = header is not None
         self._header_fields = header
         return pending
@@ -432,11 +464,34 @@ DECISIONS = ".nablog/csv-headers.json"
 """Where the header decision of each CSV file is recorded, relative to the file's directory."""
 
 
+_STAGED: dict[Path, bool] = {}  # decisions of files staged for a commit, recorded once it is done
+
+
+def record_staged(done: bool = True) -> None:
+    """Record the header decisions of the CSV files a finished commit wrote (``done``), or drop
+    them when it failed (called by ``Stores.commit`` and by ``write``)."""
+    while _STAGED:
+        path, header = _STAGED.popitem()
+        if done:
+            record_header(path, header)
+
+
+def write_recording(write, changes) -> None:
+    """``write(changes)``, then the header decisions of the files it wrote recorded."""
+    try:
+        write(changes)
+    except BaseException:
+        record_staged(done=False)
+        raise
+    record_staged()
+
+
 def decisions_path(path: Path) -> Path:
     return path.parent / DECISIONS
 
 
 def _decisions(path: Path) -> dict:
+    _remove_orphans(decisions_path(path))
     try:
         data = json.loads(decisions_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -458,7 +513,6 @@ def record_header(path: Path, header: bool) -> bool:
     target = decisions_path(path)
     try:
         target.parent.mkdir(exist_ok=True)
-        _remove_orphans(target)
         # Readers record decisions without the commit lock: the temporary file is named with
         # the process, so that one left by a killed reader is known as an orphan.
         prepare_file(target, lambda f: f.write(text), f"pid{os.getpid()}.{secrets.token_hex(4)}").commit()
@@ -468,8 +522,8 @@ def record_header(path: Path, header: bool) -> bool:
 
 
 def _remove_orphans(target: Path) -> None:
-    """Remove the temporary files of ``target`` left by readers killed while recording (the one
-    whose decision is recorded again now: a killed reader's decision was not recorded)."""
+    """Remove the temporary files of ``target`` left by readers killed while recording (each read
+    of the decisions looks: a glob of one directory)."""
     prefix = f".{target.name}.pid"
     for tmp in target.parent.glob(f"{prefix}*.tmp"):
         pid = tmp.name[len(prefix) :].partition(".")[0]

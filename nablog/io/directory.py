@@ -20,12 +20,13 @@ from pathlib import Path
 
 from ..lang import DataError, Facts
 from .base import (
+    relation_name,
     FactSource,
     PendingFile,
     check_relation_name,
     normalize_changes,
 )
-from .csvfile import CsvFile
+from .csvfile import CsvFile, write_recording
 from .parquetfile import ParquetFile
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
@@ -39,6 +40,7 @@ class DirectorySource(FactSource):
     def __init__(self, path: str | Path, *, header: bool | None = None):
         self.location = Path(path)
         self.header = header
+        self.columns: dict[str, tuple[str, ...]] = {}  # the program's #columns (see CsvFile.columns)
         self._files: dict[str, TableFile] = {}
 
     def _scan(self) -> dict[str, Path]:
@@ -62,7 +64,7 @@ class DirectorySource(FactSource):
                 if not entry.is_dir():
                     raise DataError(f"cannot read {entry}: not a regular file", where=str(entry), hint="remove it from the data directory")
                 continue
-            name = entry.stem
+            name = relation_name(entry.stem)
             if name in found:
                 raise DataError(
                     f"relation {name} is stored twice in {self.location}: {found[name].name} and {entry.name}",
@@ -81,6 +83,8 @@ class DirectorySource(FactSource):
             else:
                 handler = ParquetFile(path, relation=name)
             self._files[name] = handler
+        if isinstance(handler, CsvFile):
+            handler.columns = self.columns.get(name)
         return handler
 
     def relations(self) -> list[str]:
@@ -97,6 +101,9 @@ class DirectorySource(FactSource):
     def new_format(self) -> str:
         """The format a new relation is written in: Parquet in a Parquet-only directory, else CSV."""
         return _new_format(self._scan())
+
+    def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
+        write_recording(super().write, changes)
 
     def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
@@ -121,3 +128,22 @@ class DirectorySource(FactSource):
 def _new_format(files: dict[str, Path]) -> str:
     kinds = {SUFFIXES[p.suffix.lower()] for p in files.values()}
     return "parquet" if kinds == {"parquet"} else "csv"
+
+
+def input_order(sources) -> dict[str, list[tuple]]:
+    """The rows of each CSV relation among ``sources`` in the order of its file (the rows that
+    ``repair --out`` writes first, in that order, so a repaired file reads like its input)."""
+    from .csvfile import read_csv
+
+    files: list[CsvFile] = []
+    for source in sources:
+        if isinstance(source, CsvFile):
+            files.append(source)
+        elif isinstance(source, DirectorySource):
+            files.extend(h for name, path in source._scan().items() if isinstance(h := source._file(name, path), CsvFile))
+    order: dict[str, list[tuple]] = {}
+    for csv_file in files:
+        if csv_file.location.exists():
+            table = read_csv(csv_file.location, csv_file._decided(), layout=True)
+            order.setdefault(csv_file.relation, []).extend(row for row, _ in table.layout or () if row is not None)
+    return order

@@ -65,6 +65,7 @@ from typing import BinaryIO, TypeVar
 from ..lang import DataError, Delta, NablogError
 from .base import FactSource, PendingFile, fsync_directory, prepare_file
 from .factsfile import FactsFile
+from .csvfile import record_staged
 from .history import History
 from .sqlitedb import SqliteDatabase
 
@@ -300,7 +301,12 @@ class Stores:
                 "request": request,
                 "changes": {self._name(store.location): Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()}).to_rows_json() for store, rel in plans},
             }
-            self._run(plans, entry, basis, writers=self._version_writer(version), loaded=loaded)
+            try:
+                self._run(plans, entry, basis, writers=self._version_writer(version), loaded=loaded)
+            except BaseException:
+                record_staged(done=False)
+                raise
+            record_staged()
             return real
 
     def undo(self, *, version: int | None = None) -> Delta | None:

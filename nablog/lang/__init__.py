@@ -26,11 +26,12 @@ from .ast import (
     row_sort_key,
 )
 from .delta import Delta, shown_name
-from .errors import AnalysisError, DataError, Loc, NablogError, NablogSyntaxError, NablogWarning, QueryError, Source
+from .errors import AnalysisError, ConstraintError, DataError, Loc, NablogError, NablogSyntaxError, NablogWarning, QueryError, Source
 from .parser import parse_atom, parse_statements, parse_term
 from .program import SPLIT_PREFIX, Facts, Program, base_part, constraint_name, parse, parse_files, read_text, separate_facts
 
 __all__ = [
+    "ConstraintError",
     "SPLIT_PREFIX", "Analysis", "AnalysisError", "Atom", "BaseDeclaration", "ColumnsDeclaration", "Comparison", "Constant", "ConstrainedRule", "Constraint",
     "DataError", "Delta", "Denial", "Dependency", "DomainCall", "Facts", "FdShape", "Literal", "Loc", "NablogError", "NablogSyntaxError", "NablogWarning", "NullDeclaration", "Program", "Protection",
     "QueryError", "Requirement", "Rule", "Source", "Statement", "Term", "TrustDeclaration", "Var", "analyze", "base_part", "check_arities",

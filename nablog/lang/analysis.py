@@ -409,12 +409,20 @@ def fd_shape(denial: Denial) -> FdShape | None:
 def empty_base_relations(program: Program, defined: Iterable[str], strict: bool = False, hidden: tuple[str, ...] = ("base__",)) -> list[NablogWarning]:
     """One warning per predicate used in a body, constraint or requirement that has no rules and
     is not in ``defined`` (facts, data, ``#base`` lines): clingo reads it as an empty relation and
-    informs, and so does nablog; with ``strict`` the first one is an error. The hint suggests a
-    close name among the defined ones (but not among those starting with ``hidden``).
+    informs, and so does nablog. One whose name is close to a defined one (but not to those
+    starting with ``hidden``) is an error naming that one, as is the first of any with ``strict``.
 
     >>> from nablog.lang import parse
-    >>> [w.message for w in empty_base_relations(parse("p(X) :- edge(X, Y), not q(Y). #base q/1."), {"egde"})]
+    >>> [w.message for w in empty_base_relations(parse("p(X) :- edge(X, Y), not q(Y). #base q/1."), {"vertex"})]
     ['predicate edge/2 has no rules, no facts and no #base declaration: it is read as an empty relation']
+    >>> empty_base_relations(parse("p(X) :- edge(X, Y)."), {"egde"})
+    Traceback (most recent call last):
+    nablog.lang.errors.AnalysisError: error: predicate edge/2 has no rules, no facts and no #base declaration
+      --> <string>:1:9
+       |
+     1 | p(X) :- edge(X, Y).
+       |         ^
+    hint: did you mean egde? (or declare it with '#base edge/2.' if it is a base relation without facts yet)
     """
     known = set(program.derived) | set(defined) | {p for p, _ in program.declared_base}
     warnings: dict[str, NablogWarning] = {}
@@ -427,9 +435,13 @@ def empty_base_relations(program: Program, defined: Iterable[str], strict: bool 
         for atom in atoms:
             if atom.pred in known or atom.pred in warnings:
                 continue
-            hint = did_you_mean(atom.pred, known, hidden) or f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
+            close = did_you_mean(atom.pred, known, hidden)
+            declare = f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
+            hint = f"{close} (or {declare})" if close else declare
             what = f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration"
-            if strict:
+            # A near miss of a defined name is a misspelling, not an empty relation: read as empty,
+            # the rules would answer nothing and the constraints hold vacuously (issue 32).
+            if strict or close:
                 raise AnalysisError(what, atom.loc or statement.loc, hint)
             warnings[atom.pred] = NablogWarning(f"{what}: it is read as an empty relation", atom.loc or statement.loc, hint)
     return list(warnings.values())

@@ -136,6 +136,23 @@ def term_variables(term: "Term") -> Iterator[Var]:
     return (t for t in term_leaves(term) if isinstance(t, Var))
 
 
+def term_substituted(term: "Term", binding: Mapping[Var, "Term"]) -> "Term":
+    """The term with its variables replaced by ``binding``; arithmetic is kept, not computed.
+
+    >>> format_term(term_substituted(BinOp("+", Var("X"), Var("Y")), {Var("X"): 3}))
+    '3 + Y'
+    """
+    if isinstance(term, Var):
+        return binding.get(term, term)
+    if isinstance(term, BinOp):
+        return BinOp(term.op, term_substituted(term.left, binding), term_substituted(term.right, binding))
+    if isinstance(term, UnaryOp):
+        return UnaryOp(term.op, term_substituted(term.arg, binding))
+    if isinstance(term, Interval):
+        return Interval(term_substituted(term.low, binding), term_substituted(term.high, binding))
+    return term
+
+
 def term_constants(term: "Term") -> Iterator[Constant]:
     """The constants written in a term."""
     return (t for t in term_leaves(term) if not isinstance(t, Var))  # type: ignore[misc]

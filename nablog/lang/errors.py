@@ -140,6 +140,15 @@ class DataError(NablogError):
     """A data file cannot be read, or one of its rows is malformed."""
 
 
+class ConstraintError(NablogError):
+    """A commit refused because it would add violated instances of constraints; ``violations``
+    lists them (each a :class:`nablog.engines.violations.Violation` of the new instances only)."""
+
+    def __init__(self, message: str, violations: list, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.violations = violations
+
+
 class QueryError(NablogError):
     """A query or request names something the database does not have, or is malformed."""
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from ..io.csvfile import write_rows
+from ..io.csvfile import format_field, write_rows
 from ..io.directory import DirectorySource
 from ..io.parquetfile import arrow_table, read_parquet, write_table
 from ..io.stores import Stores
@@ -30,12 +30,14 @@ def repaired_facts(facts: Mapping[str, set], table: CorrectionTable) -> dict[str
     return out
 
 
-def write_repair(directory: str | Path, program: Program, facts: Mapping[str, set], table: CorrectionTable, fmt: str = "csv") -> list[Path]:
+def write_repair(directory: str | Path, program: Program, facts: Mapping[str, set], table: CorrectionTable, fmt: str = "csv", order: Mapping[str, list] | None = None) -> list[Path]:
     """Write every base relation as repaired by ``table`` and the table itself
     (``corrections.csv``/``.parquet``: one row per change, ``op`` ``insert`` or ``delete``, the
     relation and the fact) into ``directory``; return the files written.
 
-    CSV files get a header from the relation's ``#columns`` declaration, if it has one.
+    CSV files get a header from the relation's ``#columns`` declaration, if it has one. A
+    relation with an input ``order`` (its rows as its file held them) keeps it: the rows kept in
+    that order, then the inserted ones, sorted.
     """
     if fmt not in FORMATS:
         raise NablogError(f"unknown output format {fmt!r}", hint="choose csv or parquet")
@@ -54,7 +56,9 @@ def write_repair(directory: str | Path, program: Program, facts: Mapping[str, se
         target = out / f"{name}.{fmt}"
         if fmt == "csv":
             header = list(columns[name]) if name in columns else None
-            writers[target] = lambda f, rows=rows, header=header: write_rows(f, rows, header, "\n", False)
+            first = [format_row(r) for r in dict.fromkeys((order or {}).get(name, ())) if r in rows]
+            rest = rows - set((order or {}).get(name, ())) if first else rows
+            writers[target] = lambda f, rest=rest, header=header, first=first: write_rows(f, rest, None, "\n", False, [*(_header_line(header)), *first]) if first else write_rows(f, rest, header, "\n", False)
         elif rows or target.exists():
             old = read_parquet(target)[1] if target.exists() else None
             arrow = arrow_table(name, rows, target, old.names if old is not None else None, old)
@@ -64,8 +68,34 @@ def write_repair(directory: str | Path, program: Program, facts: Mapping[str, se
     return written
 
 
-def print_report(out: TextIO, result: RepairResult, limit: int = 5) -> None:
-    """The batch report: violations per constraint with counts, then each table and why."""
+def format_row(row: tuple) -> str:
+    return ",".join(format_field(v, len(row) == 1) for v in row) + "\n"
+
+
+def _header_line(header: list[str] | None) -> list[str]:
+    return [] if header is None else [",".join(format_field(h, len(header) == 1) for h in header) + "\n"]
+
+
+LINE_WIDTH = 160
+"""Where a report cuts a witness line (a violated instance of a wide relation runs to kilobytes)
+unless ``--full`` asks for it whole."""
+
+
+def shorten(text: str, full: bool = False) -> str:
+    """``text`` cut at :data:`LINE_WIDTH` characters with a mark, unless ``full``.
+
+    >>> shorten("x" * 200)[-14:], len(shorten("x" * 200)), shorten("short")
+    ('xxx … (--full)', 160, 'short')
+    """
+    if full or len(text) <= LINE_WIDTH:
+        return text
+    mark = " … (--full)"
+    return text[: LINE_WIDTH - len(mark)] + mark
+
+
+def print_report(out: TextIO, result: RepairResult, limit: int = 5, full: bool = False) -> None:
+    """The batch report: violations per constraint with counts, then each table and why; lines
+    past :data:`LINE_WIDTH` are cut unless ``full``."""
     falsifiers = result.falsifiers
     if not falsifiers:
         out.write("consistent: every constraint holds; nothing to repair\n")
@@ -75,16 +105,16 @@ def print_report(out: TextIO, result: RepairResult, limit: int = 5) -> None:
         trust = "  (trusted: the source should have prevented this)" if v.trusted else ""
         groups = f" in {len(v.groups):,} group" + ("" if len(v.groups) == 1 else "s") if v.groups else ""
         out.write(f"  {v.name}: {v.count:,} violation" + ("" if v.count == 1 else "s") + groups + trust + "\n")
-        out.write(f"    {v.info.text}\n")
+        out.write(shorten(f"    {v.info.text}", full) + "\n")
         for f in list(_first(v, limit)):
-            out.write(f"      {f}\n")
+            out.write(shorten(f"      {f}", full) + "\n")
         if v.count > limit:
             out.write(f"      ... and {v.count - limit:,} more (--json for all)\n")
     out.write(f"\n{result.message}  [{result.case}; {result.components:,} independent component" + ("" if result.components == 1 else "s") + f", {result.candidates:,} candidate changes]\n")
     for i, table in enumerate(result.tables, 1):
         out.write(f"\n[{i}] {table.size:,} change" + ("" if table.size == 1 else "s") + f": {len(table.delete):,} deletion" + ("" if len(table.delete) == 1 else "s") + f", {len(table.insert):,} insertion" + ("" if len(table.insert) == 1 else "s") + "\n")
         for line in table.lines()[: 10 * limit if i == 1 else limit]:
-            out.write(f"      {line}" + (_why(result, line) if i == 1 else "") + "\n")
+            out.write(shorten(f"      {line}" + (_why(result, line) if i == 1 else ""), full) + "\n")
         shown = 10 * limit if i == 1 else limit
         if table.size > shown:
             out.write(f"      ... and {table.size - shown:,} more (see corrections.csv with --out DIR, or --json)\n")

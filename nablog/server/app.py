@@ -39,12 +39,20 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..database import Database
-from ..lang import NablogError, parse_atom
+from ..lang import ConstraintError, NablogError, parse_atom
 from ..views.monitor import MODES
 from ..views import subscriptions
 from ..views.subscriptions import rows_json
 
 HISTORY = 10_000  # messages kept per channel for resuming
+MAX_BODY = 1 << 20
+"""Bytes a request body may have (``nablog serve --max-body``); a longer one gets HTTP 413."""
+READ_TIMEOUT = 10.0
+"""Seconds a request body may take to arrive (``--read-timeout``); then HTTP 408."""
+PROPOSE_DEADLINE = 30.0
+"""Seconds a proposal searches unless the client asks for less or more (``"timeout"``)."""
+PROPOSE_MAX_DEADLINE = 300.0
+"""The longest search a client may ask for (``--max-deadline``)."""
 BUFFER = 1_000  # messages buffered per subscriber before it is told it fell behind
 FELL_BEHIND = object()
 CLOSED = object()  # the server is stopping: the stream ends (the client resumes by version elsewhere)
@@ -95,8 +103,22 @@ class Listener:
 class Server:
     """The state behind the application: the database, its token, the channels."""
 
-    def __init__(self, db: Database, token: str, token_for_reads: bool = False, buffer: int = BUFFER):
+    def __init__(
+        self,
+        db: Database,
+        token: str,
+        token_for_reads: bool = False,
+        buffer: int = BUFFER,
+        max_body: int = MAX_BODY,
+        read_timeout: float = READ_TIMEOUT,
+        deadline: float = PROPOSE_DEADLINE,
+        max_deadline: float = PROPOSE_MAX_DEADLINE,
+    ):
         self.db = db
+        self.max_body = max_body
+        self.read_timeout = read_timeout
+        self.deadline = deadline
+        self.max_deadline = max_deadline
         self.token = token
         self.token_for_reads = token_for_reads
         self.buffer = buffer
@@ -134,11 +156,38 @@ class Server:
             self.channels[key] = channel
         return channel
 
+    async def body(self, request: Request):
+        """The request's JSON body, read at most ``max_body`` bytes and ``read_timeout`` seconds:
+        a longer body is refused (413) before it is read (by its Content-Length) or as soon as it
+        passes the bound, so memory stays flat; one slower than the timeout (a Content-Length
+        longer than what is sent) is refused with 408."""
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_body:
+            raise RequestRefused(413, f"the request body has {int(length)} bytes; this server takes at most {self.max_body}", "send a smaller transaction, or start the server with a larger --max-body")
+        chunks: list[bytes] = []
+        size = 0
+
+        async def read() -> None:
+            nonlocal size
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > self.max_body:
+                    raise RequestRefused(413, f"the request body is longer than {self.max_body} bytes", "send a smaller transaction, or start the server with a larger --max-body")
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), self.read_timeout)
+        except asyncio.TimeoutError:
+            raise RequestRefused(408, f"the request body did not arrive within {self.read_timeout:g} s ({size} bytes came)", "send the whole body at once, with a Content-Length that matches it") from None
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError as e:
+            raise NablogError(f"the request body is not JSON: {e}", hint="send a JSON object with Content-Type: application/json") from None
+
     # -- endpoints --------------------------------------------------------------------------------
 
     async def version(self, request: Request) -> Response:
-        if not self.authorized(request, write=False):
-            return _unauthorized()
+        # The one endpoint open to all: it tells a client where the server is, nothing of the data.
         return JSONResponse({"version": self.db.version})
 
     async def query(self, request: Request) -> Response:
@@ -185,7 +234,7 @@ class Server:
     async def transactions(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
             return _unauthorized()
-        body = await _json(request)
+        body = await self.body(request)
         if not isinstance(body, dict) or set(body) - {"insert", "delete"}:
             return _bad("a transaction is a JSON object with the lists 'insert' and 'delete'", '{"insert": ["edge(a,b)"], "delete": []}')
         insert, delete = body.get("insert", []), body.get("delete", [])
@@ -196,11 +245,18 @@ class Server:
         return JSONResponse({"version": version})
 
     async def propose(self, request: Request) -> Response:
-        if not self.authorized(request, write=False):
+        # A proposal searches (seconds to minutes of CPU): it needs the token like a write.
+        if not self.authorized(request, write=True):
             return _unauthorized()
-        body = await _json(request)
+        body = await self.body(request)
         if not isinstance(body, dict) or not isinstance(body.get("request"), str):
             return _bad("a proposal needs 'request', a view-update request as text", '{"request": "+p(1)."}')
+        asked = body.get("timeout")
+        if asked is not None and (not isinstance(asked, (int, float)) or isinstance(asked, bool) or asked <= 0):
+            return _bad(f"timeout must be a positive number of seconds, not {asked!r}", '{"request": "+p(1).", "timeout": 10}')
+        if asked is not None and asked > self.max_deadline:
+            return _bad(f"timeout {asked:g} s is longer than this server allows ({self.max_deadline:g} s)", f"ask for at most {self.max_deadline:g} seconds")
+        body["timeout"] = self.deadline if asked is None else asked
 
         def run():
             # The JSON is built here too, in the worker thread: it computes the side effects a
@@ -215,7 +271,7 @@ class Server:
     async def apply(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
             return _unauthorized()
-        body = await _json(request)
+        body = await self.body(request)
         if not isinstance(body, dict) or not isinstance(body.get("request"), str) or not isinstance(body.get("pick", 1), int):
             return _bad("apply needs 'request' (text) and 'pick' (a realization's number, from 1)", '{"request": "+p(1).", "pick": 1, "version": 3}')
 
@@ -300,11 +356,17 @@ def _event(data: dict, id: int | None, name: str | None = None) -> str:
     return head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n"
 
 
-async def _json(request: Request):
-    try:
-        return json.loads(await request.body())
-    except ValueError as e:
-        raise NablogError(f"the request body is not JSON: {e}", hint="send a JSON object with Content-Type: application/json") from None
+class RequestRefused(Exception):
+    """A request the server will not read: ``status`` (413, 408) and the message."""
+
+    def __init__(self, status: int, message: str, hint: str):
+        self.status, self.message, self.hint = status, message, hint
+
+
+async def _refused(request: Request, error: Exception) -> Response:
+    assert isinstance(error, RequestRefused)
+    # The body was not read to its end: the connection cannot carry another request.
+    return JSONResponse({"error": f"error: {error.message}", "hint": error.hint}, status_code=error.status, headers={"Connection": "close"})
 
 
 def _bad(message: str, hint: str, status: int = 400) -> Response:
@@ -323,12 +385,16 @@ async def _nablog_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, NablogError)
     lines = str(error).splitlines()
     hint = next((line[len("hint: "):] for line in lines if line.startswith("hint: ")), None)
-    return JSONResponse({"error": "\n".join(line for line in lines if not line.startswith("hint: ")), "hint": hint}, status_code=400)
+    body = {"error": "\n".join(line for line in lines if not line.startswith("hint: ")), "hint": hint}
+    if isinstance(error, ConstraintError):  # a transaction that would break a constraint: a conflict
+        return JSONResponse({**body, "violations": [v.to_json() for v in error.violations]}, status_code=409)
+    return JSONResponse(body, status_code=400)
 
 
-def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: int = BUFFER) -> Starlette:
-    """The ASGI application serving ``db``; ``token`` guards writes (and reads if ``token_for_reads``)."""
-    server = Server(db, token, token_for_reads, buffer)
+def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: int = BUFFER, **limits) -> Starlette:
+    """The ASGI application serving ``db``; ``token`` guards writes and proposals (and every read
+    but ``/version`` if ``token_for_reads``); ``limits`` are :class:`Server`'s bounds."""
+    server = Server(db, token, token_for_reads, buffer, **limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -344,7 +410,7 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
         Route("/apply", server.apply, methods=["POST"]),
         Route("/subscribe", server.subscribe, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error, RequestRefused: _refused})
     app.state.server = server
     return app
 
@@ -357,6 +423,7 @@ def serve(
     token: str = "",
     token_for_reads: bool = False,
     announce=print,
+    **limits,
 ) -> None:
     """Run the application with uvicorn until interrupted; ``announce`` gets the address line
     (with the real port when ``port`` is 0) once the socket listens."""
@@ -378,7 +445,7 @@ def serve(
     db.prepare()
     # The process lives as long as its database: a monitor's kept state may leave the collector.
     subscriptions.FREEZE_KEPT_STATE = True
-    app = create_app(db, token, token_for_reads)
+    app = create_app(db, token, token_for_reads, **limits)
     state: Server = app.state.server
 
     class Stopping(uvicorn.Server):

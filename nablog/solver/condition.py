@@ -31,6 +31,7 @@ D any dept other than e1's current dept, whose head V1 is not h2 (3 values)
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -124,10 +125,12 @@ class Condition:
         }
 
 
-def family_condition(family: Family, rules: Program, index: ModelIndex, fresh: Iterable = (), consistent: bool = True, shown: Callable[[Atom], Atom] = lambda a: a) -> Condition:
+def family_condition(family: Family, rules: Program, index: ModelIndex, fresh: Iterable = (), consistent: bool = True, shown: Callable[[Atom], Atom] = lambda a: a, deadline: float | None = None) -> Condition:
     """The condition on ``family``'s variables, simplified and worded (see the module's text).
     ``fresh`` names the new constants of the problem; ``consistent``: the database meets every
-    constraint now (then they serve z3 as axioms); ``shown`` gives an atom's name for the user."""
+    constraint now (then they serve z3 as axioms); ``shown`` gives an atom's name for the user.
+    Past the ``deadline`` (a ``time.monotonic()`` value) z3 drops no more conjuncts: the
+    condition stays exact, only wordier."""
     variables = family.variables
     members = set(family.bindings)
     fresh = set(fresh)
@@ -153,8 +156,11 @@ def family_condition(family: Family, rules: Program, index: ModelIndex, fresh: I
         names = ", ".join(v.name for v in variables)
         text = f"{names}: {len(members):,} values ({family.parameter} = {first}{', …' if len(members) > 3 else ''})"
         return replace(draft, exact=False, text=text, drafted=draft.conjuncts)
-    background = Background(rules, index, _named(candidates, family), consistent)
-    conjuncts = background.simplify(sorted(candidates, key=lambda c: _wordiness(c, family.parameter, keys, rules)))
+    ordered = sorted(candidates, key=lambda c: _wordiness(c, family.parameter, keys, rules))
+    if deadline is not None and time.monotonic() >= deadline:
+        conjuncts = ordered
+    else:
+        conjuncts = Background(rules, index, _named(candidates, family), consistent).simplify(ordered, deadline)
     conjuncts = [c if c.atom is None else Conjunct(c.kind, shown(c.atom)) for c in conjuncts]
     condition = replace(draft, conjuncts=tuple(conjuncts), drafted=tuple(candidates))
     return replace(condition, text=render(condition, family.parameter, keys, rules))
@@ -338,13 +344,18 @@ class Background:
     def equivalent(self, first: Sequence[Conjunct], second: Sequence[Conjunct]) -> bool:
         return self.implies(first, second) and self.implies(second, first)
 
-    def simplify(self, conjuncts: Sequence[Conjunct]) -> list[Conjunct]:
+    def simplify(self, conjuncts: Sequence[Conjunct], deadline: float | None = None) -> list[Conjunct]:
         """Drop, in order, each conjunct the remaining ones imply; a ``holds`` conjunct is kept
-        (it says what its variables stand for)."""
+        (it says what its variables stand for). Past the ``deadline`` the rest are kept."""
         kept = list(conjuncts)
         for c in list(conjuncts):
             if c.kind == "holds":
                 continue
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self.solver.set("timeout", max(1, min(Z3_TIMEOUT_MS, int(remaining * 1000))))
             rest = [d for d in kept if d is not c]
             if self.implies(rest, [c]):
                 kept = rest

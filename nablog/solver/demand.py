@@ -114,6 +114,8 @@ class Demand:
     def serve(self) -> None:
         """Register the queued demands: walk their rules and recompute their possible changes."""
         while self.queue:
+            if self.relevance._tick():
+                return  # past the deadline: the problem is marked partial
             pred, pattern = self.queue.pop()
             if self._covered(pred, pattern):
                 continue
@@ -149,6 +151,8 @@ class Demand:
 
     def _walk(self, rule: Rule, order: tuple, step: int, binding: dict) -> None:
         """Demand the literals of one rule body from ``step`` on, in binding order."""
+        if self.relevance._tick():
+            return
         state = self.relevance.state
         while step < len(order):
             element = order[step]
@@ -182,10 +186,14 @@ class Demand:
         true, or true now with one that may become false)."""
         relevance, state = self.relevance, self.relevance.state
         for full in relevance.possible_instances(rule.body, binding):
+            if relevance._tick():
+                return
             h = _ground(head, full)
             if not state.now(h) and any(_moves(state, b, full, True) for b in rule.body if isinstance(b, Literal)):
                 relevance._add(PLUS, h)
         for full in relevance.current_instances(rule.body, binding):
+            if relevance._tick():
+                return
             h = _ground(head, full)
             if state.now(h) and any(_moves(state, b, full, False) for b in rule.body if isinstance(b, Literal)):
                 relevance._add(MINUS, h)

@@ -36,6 +36,7 @@ from . import possible as possible_state
 from .bindings import GroundAtom, _compare, _compute, _computed, _ground, _order, _pattern, _unify, through_comparison
 from .possible import MINUS, PLUS, PossibleState
 from .demand import Demand, request_only
+from .free import free_columns
 
 
 
@@ -80,6 +81,7 @@ class GroundProblem:
     require_false: list[tuple[str, GroundAtom]] = field(default_factory=list)
     fixed_conflicts: list[str] = field(default_factory=list)
     fresh: list[str] = field(default_factory=list)
+    free: set[str] = field(default_factory=set)  # the fresh ones that are free values (one per column)
     bounded: list[str] = field(default_factory=list)
     timed_out: bool = False  # the deadline passed while the problem was being built: it is partial
 
@@ -116,6 +118,7 @@ class Relevance:
         conceal: Callable[[Constant], bool] | None = None,
         visible: Callable[[str, int], set | None] | None = None,
         supported: bool = False,
+        free_values: bool = False,
     ):
         # Each `_` of a positive literal gets a name, so that every rule instance is ground.
         self.rules = [Rule(r.head, name_anonymous(r.body), r.loc) for r in rules.rules if not r.is_fact()]
@@ -127,7 +130,8 @@ class Relevance:
             for i, b in enumerate(rule.body):
                 if isinstance(b, Literal):
                     self.by_body.setdefault(b.atom.pred, []).append((rule, i))
-        named = rules.named_constraints()
+        named = self.named = rules.named_constraints()
+        self.column_names = rules.column_names
         self.denials = [(name, Denial(name_anonymous(c.body), c.name, c.loc)) for name, c in named if isinstance(c, Denial)]
         self.requirements = [(name, c) for name, c in named if isinstance(c, Requirement)]
         self.denials_by_pred: dict[str, list[tuple[str, Denial, int]]] = {}
@@ -179,6 +183,16 @@ class Relevance:
         # the values of their domains and the goals left out.
         self.supported = supported
         self.generic = 0
+        # With ``free_values``, a column no rule or constraint reads (nablog/solver/free.py) gets
+        # one new constant of its own in every inserted atom instead of a disjunct per value.
+        self.free_values = free_values
+        self.free: dict[str, frozenset[int]] = {}
+        self._free_names: dict[tuple[str, int], str] = {}
+        self._free_vars: dict[int, dict[Var, tuple[str, int]]] = {}
+        self._round_fresh: list[str] = []  # the new constants of rounds (max_fresh counts these)
+        self._wide_blockers: set[str] = set()  # relations whose blockers were narrowed (said once)
+        self._refs: dict[str, list[tuple[Atom, Atom]]] = {}
+        self._ticks = 0
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -187,16 +201,61 @@ class Relevance:
         constant for the first expansion of a round that needs one, while fewer than
         ``max_fresh`` exist (seed 002, §4.1: one new constant per round)."""
         if round_ not in self._fresh_by_round:
-            if len(self.problem.fresh) >= self.bounds.max_fresh:
+            if len(self._round_fresh) >= self.bounds.max_fresh:
                 self.problem.bounded.append(
                     f"round {round_} needs a new constant for a projection, but max_fresh={self.bounds.max_fresh} are in use"
                 )
                 self._fresh_by_round[round_] = ""
             else:
-                name = _fresh_name(len(self.problem.fresh) + 1, self.universe)
+                name = _fresh_name(len(self._round_fresh) + 1, self.universe)
                 self.problem.fresh.append(name)
+                self._round_fresh.append(name)
                 self._fresh_by_round[round_] = name
-        return list(self.problem.fresh)
+        return list(self._round_fresh)
+
+    def _free_value(self, pred: str, i: int) -> str:
+        """The new constant standing for every value of the free column ``i`` of ``pred``: named
+        after the column (``new_composer``), so that ``--set new_composer=...`` reads as what it
+        fills."""
+        name = self._free_names.get((pred, i))
+        if name is None:
+            columns = self.column_names.get(pred)
+            name = f"new_{columns[i]}" if columns and i < len(columns) else f"new_{pred}_{i + 1}"
+            if name in self.universe or name in self.problem.fresh:
+                name = f"new_{pred}_{columns[i] if columns and i < len(columns) else i + 1}"  # two relations' columns of one name
+            while name in self.universe or name in self.problem.fresh:
+                name += "_"
+            self._free_names[(pred, i)] = name
+            self.problem.fresh.append(name)
+            self.problem.free.add(name)
+        return name
+
+    def _free_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
+        """The variables of ``rule`` that occur once, in a positive literal at a free column."""
+        found = self._free_vars.get(id(rule))
+        if found is None:
+            count: dict[Var, int] = {}
+            for element in (*rule.head, *rule.body):
+                terms = element.args if isinstance(element, Atom) else element.atom.args if isinstance(element, Literal) else tuple(getattr(element, "variables", tuple)())
+                for t in terms:
+                    if isinstance(t, Var):
+                        count[t] = count.get(t, 0) + 1
+            found = {}
+            for b in rule.body:
+                if isinstance(b, Literal) and b.positive:
+                    for i, t in enumerate(b.atom.args):
+                        if isinstance(t, Var) and count.get(t) == 1 and i in self.free.get(b.atom.pred, ()):
+                            found[t] = (b.atom.pred, i)
+            self._free_vars[id(rule)] = found
+        return found
+
+    def _tick(self) -> bool:
+        """Whether the deadline has passed, looked at once every 1,024 calls (inner loops), and
+        at every call once it has."""
+        if self.problem.timed_out:
+            return True
+        self._ticks += 1
+        return self._ticks % 1024 == 0 and self._late()
 
     def _domain(self, var: Var, rule: Rule, round_: int) -> list[Constant]:
         places = [(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if t == var]
@@ -280,8 +339,12 @@ class Relevance:
         comparisons = [b for b in rule.body if isinstance(b, Comparison)]
         computed = _computed(comparisons, set(binding), set(variables))
         free = [v for v in variables if v not in {v for v, _ in computed}]
+        # Variables at free columns take the column's new constant: one instance, not one per value.
+        placeholders = {v: self._free_value(*column) for v, column in self._free_variables(rule).items() if v in free}
+        free = [v for v in free if v not in placeholders]
         if self.supported:
             for full in self._supported(rule, free, dict(binding), round_):
+                full.update(placeholders)
                 for complete in _compute(computed, full):
                     if all(_compare(c, complete) for c in comparisons):
                         yield complete
@@ -294,8 +357,11 @@ class Relevance:
             self.problem.bounded.append(f"too many ways ({size:,}) to satisfy a rule of {rule.head[0].pred}; protect relations or use candidates='attribute'")
             return
         for values in itertools.product(*domains):
+            if self._tick():
+                return
             full = dict(binding)
             full.update(zip(free, values))
+            full.update(placeholders)
             for complete in _compute(computed, full):
                 if all(_compare(c, complete) for c in comparisons):
                     yield complete
@@ -310,39 +376,95 @@ class Relevance:
             yield binding
             return
         positives = [b for b in rule.body if isinstance(b, Literal) and b.positive]
-        best: tuple[int, Var] | None = None
-        for v in free:
-            for lit in positives:
-                if v in lit.atom.args:
-                    bound = sum(1 for t in lit.atom.args if not isinstance(t, Var) or t in binding)
-                    if bound and (best is None or bound > best[0]):
-                        best = (bound, v)
+        ranked: list[tuple[int, int, Var]] = []
+        for k, v in enumerate(free):
+            bound = max((sum(1 for t in lit.atom.args if not isinstance(t, Var) or t in binding) for lit in positives if v in lit.atom.args), default=0)
+            if bound:
+                ranked.append((-bound, k, v))
         fresh = self._fresh_for_round(round_)
-        if best is None:
+        if not ranked:
             # No literal ties these variables to a bound value: only new constants.
             for v in free:
                 self.generic += self._domain_estimate(v, rule, round_)
             for values in itertools.product(fresh, repeat=len(free)):
                 yield {**binding, **dict(zip(free, values))}
             return
-        v = best[1]
-        found: set = set()
-        for lit in positives:
-            positions = [i for i, t in enumerate(lit.atom.args) if t == v]
-            if not positions or all(isinstance(t, Var) and t not in binding for t in lit.atom.args):
-                continue
-            # Rows true now: rows that candidate changes may add would chain speculative changes
-            # (move new1 into department D, then make someone D's head).
-            for row in self.state.match_now(lit.atom.pred, _pattern(lit.atom, binding)):
-                if all(row[i] == row[positions[0]] for i in positions):
-                    found.add(row[positions[0]])
-        found.difference_update(fresh)
-        if self.conceal is not None:
-            found = {value for value in found if not self.conceal(value)}
+        # The most bound variable whose lookups find values (a variable whose lookups find none
+        # would take only a new constant and pass nothing on: `track(_, "New Song", Al, ..)`
+        # before `album(Al, _, Ar), artist(Ar, "AC/DC")` would miss AC/DC's albums).
+        # When no lookup finds values (the rows are all new), the values the foreign keys of the
+        # literals allow (a new city of Greece lies in one of Greece's provinces).
+        ranked.sort(key=lambda r: (r[0], r[1]))
+        v, found = ranked[0][2], set()
+        for referenced in (False, True):
+            for _, _, candidate in ranked:
+                values = self._lookup_values(candidate, positives, binding, referenced)
+                if values:
+                    v, found = candidate, values
+                    break
+            if found:
+                break
         self.generic += max(0, self._domain_estimate(v, rule, round_) - len(found))
         rest = [f for f in free if f is not v]
         for value in sorted(found, key=constant_sort_key) + fresh:
             yield from self._supported(rule, rest, {**binding, v: value}, round_)
+
+    def _lookup_values(self, v: Var, positives: list[Literal], binding: dict[Var, Constant], referenced: bool = False) -> set:
+        """The values facts true now give ``v`` through the literals with a bound place (rows that
+        candidate changes may add would chain speculative changes: move new1 into department D,
+        then make someone D's head), less new and concealed ones; with ``referenced``, through
+        the foreign keys of those literals instead (see :meth:`_referenced_values`)."""
+        found: set = set()
+        for lit in positives if not referenced else ():
+            positions = [i for i, t in enumerate(lit.atom.args) if t == v]
+            if not positions or all(isinstance(t, Var) and t not in binding for t in lit.atom.args):
+                continue
+            for row in self.state.match_now(lit.atom.pred, _pattern(lit.atom, binding)):
+                if all(row[i] == row[positions[0]] for i in positions):
+                    found.add(row[positions[0]])
+        if referenced:
+            for lit in positives:
+                if v in lit.atom.args:
+                    found |= self._referenced_values(v, lit.atom, binding)
+        found.difference_update(self.problem.fresh)
+        if self.conceal is not None:
+            found = {value for value in found if not self.conceal(value)}
+        return found
+
+    def _referenced_values(self, v: Var, atom: Atom, binding: dict[Var, Constant]) -> set:
+        """The values a foreign key lets ``v`` take in a new ``atom`` row: for a denial
+        ``:- r(.., K, ..), not s(.., K, ..)`` (one positive literal of ``atom``'s relation, one
+        negated), the values at K's place of the ``s`` rows matching what ``binding`` fixes
+        (a new city of Greece lies in one of Greece's provinces). A value outside them needs
+        the referenced row inserted too."""
+        found: set = set()
+        for child, parent in self._references(atom.pred):
+            ours = {t: term for t, term in zip(child.args, atom.args) if isinstance(t, Var) and t.name != "_" and not t.name.startswith("_Anon")}
+            places = [j for j, t in enumerate(parent.args) if isinstance(t, Var) and ours.get(t) == v]
+            if not places:
+                continue
+            pattern = []
+            for t in parent.args:
+                term = ours.get(t) if isinstance(t, Var) else t
+                pattern.append(binding.get(term) if isinstance(term, Var) else term)
+            if all(value is None for value in pattern):
+                continue  # nothing bound: every row of s, not a lookup
+            for row in self.state.match_now(parent.pred, tuple(pattern)):
+                found.add(row[places[0]])
+        return found
+
+    def _references(self, pred: str) -> list[tuple[Atom, Atom]]:
+        """The denials of foreign-key shape on ``pred``: (positive atom, negated atom)."""
+        refs = self._refs.get(pred)
+        if refs is None:
+            refs = self._refs[pred] = []
+            for _, d in self.denials:
+                literals = [b for b in d.body if isinstance(b, Literal)]
+                positive = [b.atom for b in literals if b.positive]
+                negated = [b.atom for b in literals if not b.positive]
+                if len(positive) == 1 and len(negated) == 1 and positive[0].pred == pred:
+                    refs.append((positive[0], negated[0]))
+        return refs
 
     def _domain_estimate(self, var: Var, rule: Rule, round_: int) -> int:
         """The size of ``var``'s domain (without fresh constants), or for large relations an upper
@@ -359,7 +481,7 @@ class Relevance:
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > possible_state.SMALL_RELATION:
             return bound
-        return len(self._domain(var, rule, round_)) - len(self.problem.fresh)  # (this round's fresh one is made already)
+        return len(self._domain(var, rule, round_)) - len(self._round_fresh)  # (this round's fresh one is made already)
 
     # -- the search ---------------------------------------------------------------------------------
 
@@ -382,6 +504,9 @@ class Relevance:
         for a in delete:
             self.problem.require_false.append(("request", a))
         self.requested = set(insert) | set(delete)
+        if self.free_values:
+            ignored = self.unread - {a[0] for a in self.requested}
+            self.free = free_columns(self.rules, self.named, ignored, self.base)
 
         candidates: dict[tuple[str, GroundAtom], None] = {}
 
@@ -425,6 +550,8 @@ class Relevance:
                     return self.problem
                 key = agenda.pop()
                 for new_sign, b in self._expand(key[0], key[1], goals[key]):
+                    if self._tick():
+                        return self.problem
                     goal(new_sign, b, round_)
             # UP phase: what the candidates may change, bottom-up.
             changed = self._propagate([c for c in candidates if c not in propagated])
@@ -440,6 +567,8 @@ class Relevance:
                     goal(MINUS, a, round_)
                 for a in neg:
                     goal(PLUS, a, round_)
+            if self._late():
+                return self.problem
             for name, req in self.requirements:
                 a = ground_atom(req.atom)
                 if self.state.possibly_false(a):
@@ -517,29 +646,61 @@ class Relevance:
     def _blockers(self, atom: Atom, binding: Mapping[Var, Constant], round_: int, new: bool = True) -> list[GroundAtom]:
         """The ground atoms whose truth makes ``not atom`` false under ``binding``: the atom
         itself, or for ``not q(X, _)`` every q(X, v) that holds, may hold, or may be inserted
-        (v from the candidate values of that position, seed 002 Def. 9.5). With ``new=False``
-        the new constants made so far serve (one is made if there is none yet)."""
+        (v from the candidate values of that position, seed 002 Def. 9.5; at a free column its
+        one new constant, see :mod:`nablog.solver.free`). With ``new=False`` the new constants
+        made so far serve (one is made if there is none yet).
+
+        The rows that hold or may hold come from one lookup on the bound places; only the
+        positions that are neither bound nor free multiply (``not album(K, _, _)`` with a free
+        title: one row per artist, not per artist and title). In the search by bound lookups, and
+        when the product passes :data:`BLOCKER_BUDGET`, such a position takes the values the rows
+        matching now have there (a replaced row's own) and new constants; the values left out are
+        counted in ``generic``."""
         pattern = _pattern(atom, binding)
         if None not in pattern:
             return [(atom.pred, pattern)]
         out = {row for row in self.state.match_possible(atom.pred, pattern)}
         free = [i for i, v in enumerate(pattern) if v is None]
-        domains = []
-        for i in free:
-            if self.herbrand:
-                values = set(self.universe)
-            else:
-                values = self._now_values(atom.pred, i) | self._shown({r[i] for r in self.state.plus.get(atom.pred, ())})
-            if self.herbrand and self.conceal is not None:
-                values = {v for v in values if not self.conceal(v)}
-            fresh = self._fresh_for_round(round_) if new or not self.problem.fresh else list(self.problem.fresh)
-            domains.append(sorted(values - set(self.problem.fresh), key=constant_sort_key) + fresh)
+        fresh = self._fresh_for_round(round_) if new or not self._round_fresh else list(self._round_fresh)
+        domains = [[self._free_value(atom.pred, i)] if i in self.free.get(atom.pred, ()) else self._column_domain(atom.pred, i) + fresh for i in free]
+        size = 1
+        for d in domains:
+            size *= len(d)
+        if self.supported or size > BLOCKER_BUDGET:
+            now = list(self.state.match_now(atom.pred, pattern))
+            domains = [d if len(d) == 1 else sorted({row[i] for row in now} - set(self.problem.fresh), key=constant_sort_key) + fresh for i, d in zip(free, domains)]
+            narrowed = 1
+            for d in domains:
+                narrowed *= len(d)
+            self.generic += size - narrowed
+            if not self.supported and atom.pred not in self._wide_blockers:
+                self._wide_blockers.add(atom.pred)
+                self.problem.bounded.append(
+                    f"a {atom.pred} row for {_show_pattern(atom.pred, pattern)} took the values of its rows now and new constants (all values: {size:,} ways); declare the columns nothing reads, or protect {atom.pred}"
+                )
         for values in itertools.product(*domains):
+            if self._tick():
+                break
             row = list(pattern)
             for i, v in zip(free, values):
                 row[i] = v
             out.add(tuple(row))
         return [(atom.pred, row) for row in sorted(out, key=lambda r: [constant_sort_key(v) for v in r])]
+
+    def _column_domain(self, pred: str, i: int) -> list[Constant]:
+        """The candidate values of position ``i`` of ``pred`` (without new constants), sorted;
+        kept until the relation may gain rows (every constraint instance asks again)."""
+        key = (pred, i, self.herbrand, len(self.state.plus.get(pred, ())), len(self.problem.fresh))
+        values = self._domains.get(key)
+        if values is None:
+            if self.herbrand:
+                found = set(self.universe)
+                if self.conceal is not None:
+                    found = {v for v in found if not self.conceal(v)}
+            else:
+                found = self._now_values(pred, i) | self._shown({r[i] for r in self.state.plus.get(pred, ())})
+            values = self._domains[key] = sorted(found - set(self.problem.fresh), key=constant_sort_key)
+        return values
 
     def _add(self, sign: str, a: GroundAtom) -> bool:
         """Record a possible change (to be propagated); a row that may become true continues
@@ -574,6 +735,8 @@ class Relevance:
                 # Does the literal possibly become true (then heads may appear) or false (vanish)?
                 becomes_true = (sign == PLUS) == literal.positive
                 for full in self._instances_through(rule, i, a, becomes_true):
+                    if self._tick():
+                        return changed
                     for head in rule.head:
                         h = _ground(head, full)
                         new_sign = PLUS if becomes_true else MINUS
@@ -613,18 +776,28 @@ class Relevance:
                 yield from self.current_instances(rule.body, binding, skip=i, keep=keep)
 
     def _constraint_instances(self, changed, seen: dict) -> Iterator[tuple[str, tuple, tuple]]:
-        """Denial instances that may hold after some candidate change, found from the changed atoms."""
+        """Denial instances that may hold after some candidate change, found from the changed atoms
+        by lookups on their values: an atom that may become true meets the instances where it is a
+        positive literal, one that may become false those where it is negated (the other way
+        round it can only make an instance false, and the instance's blockers are read from the
+        final possible state, see :meth:`_record`)."""
         for sign, a in changed:
+            if self._tick():
+                return
             for name, d, i in self.denials_by_pred.get(a[0], ()):
                 if name in self.fds:
                     if sign == PLUS:
                         yield from self._key_group(name, a)
                     continue
                 literal = d.body[i]
+                if literal.positive != (sign == PLUS):
+                    continue
                 binding = _unify(literal.atom, a[1], {})
                 if binding is None:
                     continue
                 for full in self.possible_instances(d.body, binding, skip=i):
+                    if self._tick():
+                        return
                     yield from self._record(name, d, full, seen)
 
     def _key_group(self, name: str, a: GroundAtom) -> Iterator[tuple[str, tuple, tuple]]:
@@ -646,16 +819,22 @@ class Relevance:
             yield (name, tuple((shape.pred, row) for row in fresh), ())
 
     def _record(self, name: str, d: Denial, full: dict, seen: dict):
+        """A denial instance that may hold, once: ``(name, positive atoms, blockers)``, the
+        blockers being the atoms whose insertion makes a negated literal false (the repairs to
+        ask for). What :meth:`_ground_program` encodes is kept in ``seen``: the positive atoms
+        and the negated literals as patterns, whose rows are looked up in the final possible
+        state (a row that may be inserted for another reason blocks the instance too)."""
         pos = tuple(_ground(b.atom, full) for b in d.body if isinstance(b, Literal) and b.positive)
-        neg_lits = [b for b in d.body if isinstance(b, Literal) and not b.positive]
-        neg: list[GroundAtom] = []
-        for b in neg_lits:
-            neg.extend(self._blockers(b.atom, full, self._round, new=False))
-        key = (name, pos, tuple(neg))
+        patterns = tuple((b.atom.pred, _pattern(b.atom, full)) for b in d.body if isinstance(b, Literal) and not b.positive)
+        key = (name, pos, patterns)
         if key in seen:
             return
-        seen[key] = (name, pos, tuple(neg))
-        yield seen[key]
+        seen[key] = (name, pos, patterns)
+        neg: list[GroundAtom] = []
+        for b in d.body:
+            if isinstance(b, Literal) and not b.positive:
+                neg.extend(self._blockers(b.atom, full, self._round, new=False))
+        yield (name, pos, tuple(neg))
 
     # -- the ground program -------------------------------------------------------------------------
 
@@ -687,7 +866,10 @@ class Relevance:
             else:
                 problem.require_true.append((name, a))
                 need(a)
-        for name, pos, neg in constraint_instances.values():
+        for name, pos, patterns in constraint_instances.values():
+            if self._tick():
+                return
+            neg = tuple(dict.fromkeys((pred, row) for pred, pattern in patterns for row in self.state.match_possible(pred, pattern)))
             live_pos = tuple(a for a in pos if not self.state.fixed(a))
             live_neg = tuple(a for a in neg if not self.state.fixed(a))
             if any(self.state.fixed(a) and not self.state.now(a) for a in pos):
@@ -722,7 +904,7 @@ class Relevance:
                 for a in live:
                     need(a)
         while todo:
-            if len(problem.rules) % 4096 == 0 and self._late():
+            if self._tick():
                 return
             a = todo.pop()
             for rule in self.by_head.get(a[0], ()):
@@ -733,6 +915,8 @@ class Relevance:
                     if binding is None:
                         continue
                     for full in self.possible_instances(rule.body, binding):
+                        if self._tick():
+                            return
                         pos, neg = [], []
                         for b in rule.body:
                             if not isinstance(b, Literal):
@@ -753,6 +937,10 @@ class Relevance:
                             need(g)
                         problem.rules.append((a, tuple(pos), tuple(neg)))
 
+
+BLOCKER_BUDGET = 2_000
+"""Most rows :meth:`Relevance._blockers` makes for one negated literal from the values of its
+open positions; past it they take the values of the rows matching now and new constants."""
 
 GENERIC_BUDGET = 2_000
 """How many values of existential domains a search by bound lookups may leave out and still be
@@ -797,6 +985,10 @@ class _KeyGroup:
             self.seen.add(row)
             self.rows.append(row)
             self.values.add(row[self.shape.rhs])
+
+
+def _show_pattern(pred: str, pattern: tuple) -> str:
+    return str(Atom(pred, tuple(Var("_") if v is None else v for v in pattern)))
 
 
 def _fresh_name(n: int, universe: Set) -> str:

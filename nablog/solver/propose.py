@@ -245,10 +245,10 @@ class _Search:
             request=problem.request,
         )
 
-    def accept_changes(self, changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False) -> bool:
+    def accept_changes(self, changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False, kept: Set = frozenset()) -> bool:
         insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
         delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
-        insert, delete, fresh = canonical(insert, delete, fresh_names)
+        insert, delete, fresh = canonical(insert, delete, fresh_names, kept)
         if (insert, delete) not in self.found:
             self.found[(insert, delete)] = self.accept(insert, delete, fresh, method_name, reason, certified)
         # These methods find realizations in no order of size: the search goes on, and the limit
@@ -276,6 +276,7 @@ def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | Non
             protect=list(problem.protected),
             universe=problem.universe,
             group_fds=True,  # one at-most-one group per key, not a denial instance per pair
+            free_values=True,  # one new constant per column nothing reads (solver/free.py)
             conceal=folding.hides if folding is not None else None,
             visible=folding.visible if folding is not None else None,
             supported=supported,
@@ -310,7 +311,7 @@ def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> 
         enumerate_realizations(
             ground,
             problem.index,
-            lambda changes, why: search.accept_changes(changes, ground.fresh, options.method, why, certified=True),
+            lambda changes, why: search.accept_changes(changes, ground.fresh, options.method, why, certified=True, kept=ground.free),
             problem.remaining,
             # Over a database that violates a constraint now, the IDB+ tableau misses
             # realizations (found by the thorough brute-force test): the minimality-test
@@ -348,14 +349,14 @@ def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Propo
                 changes = [ground.candidates[k] for k in sorted(change_set)]
                 insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
                 delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
-                insert, delete, fresh = canonical(insert, delete, ground.fresh)
+                insert, delete, fresh = canonical(insert, delete, ground.fresh, ground.free)
                 level.setdefault((insert, delete), fresh)
             for item in _level_items(level, folding, options.families):
                 if deadline is not None and time.monotonic() >= deadline:
                     level_status = "timeout"
                     break
                 if isinstance(item, Family):
-                    realization = _family_realization(item, problem.verifier, problem.index, problem.basis, ground.fresh)
+                    realization = _family_realization(item, problem.verifier, problem.index, problem.basis, ground.fresh, deadline)
                 else:
                     realization = search.accept(item[0], item[1], level[item])
                 rows.append(realization)
@@ -401,7 +402,7 @@ def _change_key(change_set) -> tuple:
     return ([atom_key(a) for a in change_set[0]], [atom_key(a) for a in change_set[1]])
 
 
-def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str]) -> Realization:
+def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str], deadline: float | None = None) -> Realization:
     """One realization standing for a family: its first and last members are verified by
     re-evaluation; every member is a model of the ground problem, which has the same request,
     constraints and minimality (blocked smaller sets) for all of them."""
@@ -420,10 +421,11 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     def member_effects(binding: tuple) -> Update:
         return verifier.effects(*ground_family.member(binding))
 
-    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom)
+    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom, deadline)
     family = replace(family, condition=where.text, where=where)
     family = replace(family, pattern=(tuple(map(shown_atom, family.pattern[0])), tuple(map(shown_atom, family.pattern[1]))))
-    fresh = tuple(v for v in problem_fresh if any(v in b for b in family.bindings))
+    named = {t for a in family.pattern[0] + family.pattern[1] for t in a.args}
+    fresh = tuple(v for v in problem_fresh if v in named or any(v in b for b in family.bindings))
     checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
     why = (
         f"the others are its images under swapping values of {family.parameter} the database cannot tell apart"
@@ -525,12 +527,15 @@ def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
     return text, reasons
 
 
-def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: list[str]):
+def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: list[str], kept: Set = frozenset()):
     """Rename fresh constants in order of first appearance, so that realizations differing only in
-    the names of their new constants coincide."""
-    fresh = set(fresh_names)
+    the names of their new constants coincide. The names in ``kept`` (free values, one per column:
+    nablog/solver/free.py) keep theirs."""
+    fresh = set(fresh_names) - set(kept)
+    fresh_names = [v for v in fresh_names if v in fresh]
     if not fresh:
-        return sorted_atoms(insert), sorted_atoms(delete), ()
+        used = {v for a in (*insert, *delete) for v in a.args if v in kept}
+        return sorted_atoms(insert), sorted_atoms(delete), tuple(sorted(used, key=constant_sort_key))
 
     def anonymous_key(a: Atom):
         return (a.pred, tuple((2, "") if v in fresh else constant_sort_key(v) for v in a.args))
@@ -545,7 +550,8 @@ def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: l
     def rename(a: Atom) -> Atom:
         return Atom(a.pred, tuple(renaming.get(v, v) if isinstance(v, str) else v for v in a.args))
 
-    return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order)
+    used = {v for a in (*insert, *delete) for v in a.args if v in kept}
+    return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order) + tuple(sorted(used, key=constant_sort_key))
 
 
 @method("transform")

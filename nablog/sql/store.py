@@ -238,6 +238,10 @@ class SqlStore:
 
     def statements(self, delta: Delta) -> list[str]:
         """The statements :meth:`commit` would run for ``delta``, with their values inline (for review: ``--sql``)."""
+        from ..lang import Var
+
+        if any(isinstance(t, Var) for a in (*delta.insert, *delta.delete) for t in a.args):
+            raise NablogError("a family of realizations is not one change", hint="pick a member: --set D=VALUE")
         out = []
         for pred, (ins, dele) in sorted(delta.by_relation().items()):
             table = self._table(pred)

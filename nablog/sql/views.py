@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..lang import Atom, Comparison, Literal, Rule, Var
-from ..lang.ast import Aggregate, AggregateElement, BinOp, UnaryOp
+from ..lang.ast import Aggregate, AggregateElement, BinOp, UnaryOp, term_substituted
 from .catalog import Catalog
 
 MAX_DISJUNCTS = 64
@@ -343,7 +343,7 @@ class _Query:
     def finish(self, branch: _Branch, out: list):
         """A branch's body with its substitution applied, and its output terms."""
         subst = branch.subst
-        apply = lambda t: _substitute(t, subst)  # noqa: E731
+        apply = lambda t: term_substituted(t, subst)  # noqa: E731
         body = [Literal(Atom(a.pred, tuple(apply(t) for t in a.args))) for a in branch.atoms]
         for element in branch.rest:
             element = _substitute_element(element, subst)
@@ -440,8 +440,8 @@ class _Query:
         later = []
         for positive, cond in literals:
             if positive and isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, (exp.Column, exp.Literal)):
-                left = _substitute(self.term(cond.this, scopes, kinds, branch), subst)
-                right = _substitute(self.term(cond.expression, scopes, kinds, branch), subst)
+                left = term_substituted(self.term(cond.this, scopes, kinds, branch), subst)
+                right = term_substituted(self.term(cond.expression, scopes, kinds, branch), subst)
                 self.comparable(cond, [left, right], kinds, "=")
                 if isinstance(left, Var) and left in branch.nullable:
                     branch.rest.append(Comparison("!=", left, ""))
@@ -525,7 +525,7 @@ class _Query:
             self.comparable(node, [left_term, out_term], all_kinds, "=")
         condition = exp.and_(*conditions) if conditions else None
         outer_vars = {v for a in branch.atoms for v in a.args if isinstance(v, Var)}
-        outer_vars |= {_substitute(v, subst) for v in list(outer_vars)}
+        outer_vars |= {term_substituted(v, subst) for v in list(outer_vars)}
         aux = self.fresh_pred()
         heads = []
         for conjunction in _dnf(condition, query):
@@ -533,7 +533,7 @@ class _Query:
             self.conjunction(conjunction, sub, [inner_scope, *outer_scopes], all_kinds)
             if left is not None:
                 self.guard(sub, [left_term, out_term])
-                here, there = _substitute(out_term, sub.subst), _substitute(left_term, sub.subst)
+                here, there = term_substituted(out_term, sub.subst), term_substituted(left_term, sub.subst)
                 bound = {v for a in sub.atoms for v in a.args if isinstance(v, Var)}
                 if isinstance(here, Var) and here in bound:
                     _bind(sub.subst, here, there)
@@ -544,9 +544,9 @@ class _Query:
             body, _ = self.finish(sub, [])
             heads.append((sub, body))
         # The auxiliary predicate's arguments: the outer variables, as the outer branch binds them.
-        shared = sorted({_substitute(v, subst) for v in outer_vars if isinstance(_substitute(v, subst), Var)}, key=lambda v: v.name)
+        shared = sorted({term_substituted(v, subst) for v in outer_vars if isinstance(term_substituted(v, subst), Var)}, key=lambda v: v.name)
         for sub, body in heads:
-            head_terms = tuple(_substitute(v, sub.subst) for v in shared)
+            head_terms = tuple(term_substituted(v, sub.subst) for v in shared)
             self.rules.append(Rule((Atom(aux, head_terms),), tuple(body)))
         branch.rest.append(Literal(Atom(aux, tuple(shared)), positive))
 
@@ -651,7 +651,7 @@ class _Query:
             else:
                 if isinstance(a, exp.Avg) or type(a) not in (exp.Count, exp.Sum, exp.Min, exp.Max):
                     raise Refused(a, f"the aggregate {a.key.upper()} is not translated (COUNT, SUM, MIN and MAX are)")
-                value = _substitute(self.term(arg, [scope], kinds), rename)
+                value = term_substituted(self.term(arg, [scope], kinds), rename)
                 for v in _term_vars(value):
                     if kinds.get(next(k for k, l in rename.items() if l == v), "int") != "int" and not isinstance(a, exp.Count):
                         raise Refused(a, f"{a.key.upper()} is translated over integer columns only")
@@ -791,7 +791,7 @@ def _dnf(condition, node) -> list[list[tuple[bool, object]]]:
 
 def _bind(subst: dict, var: Var, value) -> None:
     """Record var := value, keeping the substitution idempotent."""
-    value = _substitute(value, subst)
+    value = term_substituted(value, subst)
     if value == var:
         return
     for k, v in list(subst.items()):
@@ -800,21 +800,11 @@ def _bind(subst: dict, var: Var, value) -> None:
     subst[var] = value
 
 
-def _substitute(term, subst: dict):
-    if isinstance(term, Var):
-        return subst.get(term, term)
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _substitute(term.left, subst), _substitute(term.right, subst))
-    if isinstance(term, UnaryOp):
-        return UnaryOp(term.op, _substitute(term.arg, subst))
-    return term
-
-
 def _substitute_element(element, subst: dict):
     if isinstance(element, Comparison):
-        return Comparison(element.op, _substitute(element.left, subst), _substitute(element.right, subst))
+        return Comparison(element.op, term_substituted(element.left, subst), term_substituted(element.right, subst))
     if isinstance(element, Literal):
-        return Literal(Atom(element.atom.pred, tuple(_substitute(t, subst) for t in element.atom.args)), element.positive)
+        return Literal(Atom(element.atom.pred, tuple(term_substituted(t, subst) for t in element.atom.args)), element.positive)
     return element
 
 

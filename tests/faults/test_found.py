@@ -228,3 +228,46 @@ def test_the_basis_after_a_commit_is_the_data_that_commit_left(tmp_path, monkeyp
     assert ("infor3", "anna") not in db.facts["group_chair"]
     with pytest.raises(NablogError, match="changed since"):
         db.apply(db.propose("+chair(bea).")[0])
+
+
+# -- fault 6: Parquet commands abort at exit ------------------------------------------------------
+
+
+def test_arrow_reads_a_parquet_file_from_memory_it_owns(tmp_path, monkeypatch):
+    """The cause of the abort: Arrow was handed Python bytes, which a worker thread of its
+    scanner then released at exit, asking for the GIL while Python finalized."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from nablog.io import parquetfile
+
+    pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), tmp_path / "e.parquet")
+    given = []
+    reader = pa.BufferReader
+    monkeypatch.setattr(pa, "BufferReader", lambda source: given.append(source) or reader(source))
+    assert parquetfile.ParquetFile(tmp_path / "e.parquet", relation="e").read() == {(1, "x"), (2, "y")}
+    assert given and all(isinstance(g, pa.Buffer) for g in given)
+
+
+def test_parquet_queries_three_at_a_time_exit_cleanly(tmp_path):
+    """The symptom: exit status 134 after correct output, about 1 run in 12 with three at once."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.strategies import examples
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "r.lp").write_text("p(X, Y) :- e(X, Y).\n")
+    pq.write_table(pa.table({"a": [1, 2, 3], "b": [2, 3, 4]}), tmp_path / "data" / "e.parquet")
+    code = "import sys; from nablog.cli import main; sys.exit(main(sys.argv[1:]))"
+    statuses = []
+    for _ in range(examples(2)):
+        runs = [subprocess.Popen([sys.executable, "-c", code, "query", "r.lp", "--data", "data", "p(1, Y)", "--json"], cwd=tmp_path,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+        for run in runs:
+            out, err = run.communicate(timeout=120)
+            statuses.append((run.returncode, out, err))
+    assert {s for s in statuses} == {(0, b"[[1, 2]]\n", b"")}

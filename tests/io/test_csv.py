@@ -368,9 +368,13 @@ def test_write_back_to_a_file_without_final_newline(tmp_path):
     assert path.read_text() == "3,4\n1,2\n0,0\n"
 
 
-def test_an_explicit_choice_is_recorded_and_a_later_guess_does_not_override_it(tmp_path):
+def test_an_explicit_choice_is_recorded_when_written_and_a_later_guess_does_not_override_it(tmp_path):
     path = write(tmp_path / "l.csv", "Lake,Island\nArresø,Seeland\n")
     assert CsvFile(path, header=True).read() == {("Arresø", "Seeland")}
-    assert CsvFile(path).read() == {("Arresø", "Seeland")}  # the recorded decision, not a new guess
-    assert CsvFile(path, header=False).read() == {("Lake", "Island"), ("Arresø", "Seeland")}
-    assert CsvFile(path).read() == {("Lake", "Island"), ("Arresø", "Seeland")}
+    assert not (tmp_path / ".nablog").exists()  # a read records nothing (issue 32)
+    source = CsvFile(path, header=True)
+    source.write({"l": {("Arresø", "Seeland"), ("Neagh", "Ireland")}})
+    assert CsvFile(path).read() == {("Arresø", "Seeland"), ("Neagh", "Ireland")}  # the recorded decision, not a new guess
+    source = CsvFile(path, header=False)
+    source.write({"l": {("Lake", "Island"), ("Neagh", "Ireland")}})
+    assert CsvFile(path).read() == {("Lake", "Island"), ("Neagh", "Ireland")}

@@ -118,34 +118,48 @@ def test_arity_clash():
 
 
 def test_undefined_predicate_is_an_empty_relation_with_a_located_warning():
-    db = Database(parse("edge(1, 2).\npath(X, Y) :- egde(X, Y).\nq(X) :- edge(X, _), not egde(X, X), not b0(X).", "prog.lp"))
+    db = Database(parse("edge(1, 2).\npath(X, Y) :- reach(X, Y).\nq(X) :- edge(X, _), not reach(X, X), not b0(X).", "prog.lp"))
     assert db.query("path(X, Y)") == [] and db.query("q(X)") == [(1,)]
     assert [str(w) for w in db.warnings] == [
-        "warning: predicate egde/2 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
+        "warning: predicate reach/2 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
         "  --> prog.lp:2:15\n"
         "   |\n"
-        " 2 | path(X, Y) :- egde(X, Y).\n"
+        " 2 | path(X, Y) :- reach(X, Y).\n"
         "   |               ^\n"
-        "hint: did you mean edge?",
+        "hint: declare it with '#base reach/2.' if it is a base relation without facts yet",
         "warning: predicate b0/1 has no rules, no facts and no #base declaration: it is read as an empty relation\n"
-        "  --> prog.lp:3:41\n"
+        "  --> prog.lp:3:42\n"
         "   |\n"
-        " 3 | q(X) :- edge(X, _), not egde(X, X), not b0(X).\n"
-        "   |                                         ^\n"
+        " 3 | q(X) :- edge(X, _), not reach(X, X), not b0(X).\n"
+        "   |                                          ^\n"
         "hint: declare it with '#base b0/1.' if it is a base relation without facts yet",
     ]
     assert Database(parse("#base egde/2. edge(1, 2). path(X, Y) :- egde(X, Y).")).warnings == []
 
 
 def test_undefined_predicate_is_an_error_when_strict():
-    assert error_of("edge(1, 2).\npath(X, Y) :- egde(X, Y).", strict=True) == (
+    assert error_of("edge(1, 2).\npath(X, Y) :- reach(X, Y).", strict=True) == (
+        "error: predicate reach/2 has no rules, no facts and no #base declaration\n"
+        "  --> prog.lp:2:15\n"
+        "   |\n"
+        " 2 | path(X, Y) :- reach(X, Y).\n"
+        "   |               ^\n"
+        "hint: declare it with '#base reach/2.' if it is a base relation without facts yet"
+    )
+
+
+def test_a_misspelt_body_predicate_is_an_error_naming_the_defined_one():
+    # Issue 32: read as an empty relation it made the rules answer nothing and the constraints
+    # hold vacuously, with only a warning and exit status 0.
+    assert error_of("edge(1, 2).\npath(X, Y) :- egde(X, Y).") == (
         "error: predicate egde/2 has no rules, no facts and no #base declaration\n"
         "  --> prog.lp:2:15\n"
         "   |\n"
         " 2 | path(X, Y) :- egde(X, Y).\n"
         "   |               ^\n"
-        "hint: did you mean edge?"
+        "hint: did you mean edge? (or declare it with '#base egde/2.' if it is a base relation without facts yet)"
     )
+    assert Database(parse("#base egde/2. edge(1, 2). path(X, Y) :- egde(X, Y).")).warnings == []
 
 
 def test_arity_clash_between_facts_is_located():

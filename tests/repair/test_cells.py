@@ -3,6 +3,7 @@ and a property test against brute force over the candidate values."""
 
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -263,3 +264,16 @@ def test_no_cheaper_or_more_consistent_repair_among_the_candidates(case):
         best = m if best is None or m < best else best
     assert mine == best
     assert result.consistent == (mine[0] == 0)
+
+
+@pytest.mark.slow
+def test_spark_finds_the_denial_instances_and_gives_the_same_repair(spark_engine):
+    program = parse(
+        "#columns emp(name, grade, salary).\n"
+        "#constraint rises :- emp(_, G1, S1), emp(_, G2, S2), G1 < G2, S1 > S2.\n"
+        "#fd emp: grade -> salary."
+    )
+    rows = [("a", 1, 100), ("b", 1, 100), ("c", 2, 200), ("d", 2, 200), ("e", 3, 300), ("f", 3, 300), ("g", 3, 150)]
+    on_spark = repair_cells(program, {"emp": rows}, engine=spark_engine)
+    assert on_spark.corrections == repair_cells(program, {"emp": rows}).corrections
+    assert [(c.row, c.new) for c in on_spark.corrections] == [(6, 300)]

@@ -198,7 +198,7 @@ def test_the_server_builds_a_proposals_json_in_a_worker_thread(monkeypatch):
 
     async def ask():
         loop_thread = threading.get_ident()
-        scope = {"type": "http", "method": "POST", "path": "/propose", "headers": [], "query_string": b""}
+        scope = {"type": "http", "method": "POST", "path": "/propose", "headers": [(b"authorization", b"Bearer token")], "query_string": b""}
         response = await server.propose(Request(scope, receive))
         return loop_thread, json.loads(response.body)
 

@@ -22,7 +22,7 @@ from nablog.lang import BaseDeclaration
 from nablog.solver import tableaux
 from nablog.tableaux.explanations import layered_dag
 
-from .test_bruteforce import BASE, brute_force, databases
+from .test_bruteforce import BASE, brute_force, databases, free_positions
 
 METHODS = ("tableaux", "tableaux-materialized")
 
@@ -33,7 +33,7 @@ def test_a_limited_tableaux_search_gives_the_first_n_of_the_unlimited_list(case,
     program, facts, (sign, atom) = case
     db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
     request = f"{sign}{atom}."
-    sizes = sorted(len(i) + len(d) for i, d in brute_force(program, facts, (sign, atom)))
+    sizes = sorted(len(i) + len(d) for i, d in brute_force(program, facts, (sign, atom), free_positions(program, atom.pred)))
     for method in METHODS:
         full = db.propose(request, method=method, candidates="herbrand", max_fresh=1, families=families)
         limited = db.propose(request, method=method, candidates="herbrand", max_fresh=1, families=families, limit=limit)
