@@ -218,16 +218,22 @@ class Database:
             stores.settled = basis
             return self._changed(changes)
 
-    def _sql_request(self, request):
-        """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
+    def parse_request(self, request: "Request | str") -> "Request":
+        """A view-update request as the solver takes it: ``+v(…). -v(…).`` parsed, or one written
+        in SQL (INSERT/DELETE/UPDATE on a view of a database opened by its URL) translated into
+        it; a :class:`~nablog.solver.Request` as it is. Parsed once, it is handed on as it is
+        (to :meth:`propose`, and with each realization to :meth:`apply`)."""
+        from .solver import parse_request
         from .sql.requests import is_sql_request, sql_request
 
-        if not isinstance(request, str) or not is_sql_request(request):
+        if not isinstance(request, str):
             return request
+        if not is_sql_request(request):
+            return parse_request(request)
         store = self.stores if hasattr(self.stores, "relations_by_name") else None
         if store is None:
             raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
-        return sql_request(request, store.relations_by_name, store.url.dialect, store)
+        return parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -386,7 +392,7 @@ class Database:
         model = self.model()
         arities = {**{p: relation_arity(r) for p, r in model.items() if len(r)}, **self.rules.signatures}
         if atom.pred not in arities and atom.pred not in model:
-            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, _suggest(atom.pred, arities) or "ask about a predicate that has rules or facts")
+            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, did_you_mean(atom.pred, arities, _HIDDEN) or "ask about a predicate that has rules or facts")
         if atom.pred in arities and arities[atom.pred] != atom.arity:
             raise QueryError(f"predicate {atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
         return atom
@@ -438,7 +444,7 @@ class Database:
         from .solver import propose
 
         self.refresh()
-        request = self._sql_request(request)
+        request = self.parse_request(request)
         index = self._state_index()  # with the state's violations
         return propose(
             self.rules,
@@ -554,9 +560,9 @@ class Database:
                 hint="propose again to get realizations for the current data",
             )
         if not isinstance(change, Delta):
-            from .solver import check_before_writing, parse_request
+            from .solver import check_before_writing
 
-            checked = (change.request if change.request is not None else parse_request(self._sql_request(request))) if request else None
+            checked = (change.request if change.request is not None else self.parse_request(request)) if request else None
             check_before_writing(self.rules, self.python_model(), change, checked, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):

@@ -113,7 +113,7 @@ def _propose(db: Database, options, request, **more):
 def run_propose(args: argparse.Namespace) -> int:
     """Propose; realizations are printed as they are verified with --stream (or at a terminal),
     and Ctrl-C stops the search and prints what was found."""
-    from ..solver import Proposal, parse_request
+    from ..solver import Proposal
 
     files, request = split_request(args.files)
     db = open_database(args, files)
@@ -125,7 +125,7 @@ def run_propose(args: argparse.Namespace) -> int:
     if args.why:
         return print_explained(db, args, request)
     options = _options(args, db)
-    parsed = parse_request(request)  # once: the search and an interrupted search's answer share it
+    parsed = db.parse_request(request)  # once: the search and an interrupted search's answer share it
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -181,12 +181,10 @@ def print_explained(db: Database, args: argparse.Namespace, request: str) -> int
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from ..solver import parse_request
-
     files, request = split_request(args.files)
     db = open_database(args, files)
     options = _options(args, db)
-    parsed = parse_request(request)  # once: each realization carries it, and apply checks against it
+    parsed = db.parse_request(request)  # once: each realization carries it, and apply checks against it
     # --pick N needs the N smallest realizations only: the search stops there, as propose --limit N
     # does (realizations come smallest first, a size's all found before the cut, so the N-th is the
     # same as in the whole list).
