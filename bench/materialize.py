@@ -25,7 +25,13 @@ from common import ChildRun, shared_data, environment, print_table, run_child, s
 PROGRAMS = {
     "tc": "tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y).",
     "sg": "sg(X,Y) :- e(P,X), e(P,Y), X != Y. sg(X,Y) :- e(A,X), sg(A,B), e(B,Y).",
+    # Thin deep recursion: one new tuple a round, n rounds (the bound n is the workload's size).
+    "reach": "r(X) :- s(X). r(Y) :- r(X), e(X,Y).",
+    "ib3": "b(X+1) :- a(X), X < {n}. a(X) :- b(X), c(Y), d(Y).",  # Soufflé's test independent_body3
 }
+VIEW_OF = {"tc": "tc", "sg": "sg", "reach": "r", "ib3": "a"}
+FACTS = {"reach": {"s": {(0,)}}, "ib3": {"b": {(0,)}, "c": {(1,), (2,)}, "d": {(2,), (3,)}}}
+"""Facts besides the edges ``e`` (ib3 reads no edges)."""
 SQL = {
     "tc": "WITH RECURSIVE tc(x,y) AS (SELECT * FROM e UNION SELECT e.x, tc.y FROM e JOIN tc ON e.y = tc.x) "
     "SELECT count(*) FROM tc",
@@ -35,6 +41,7 @@ SQL = {
 DUCKDB_THREADS = 2
 ENGINES = ("python", "clingo", "spark", "duckdb")
 PEER = "duckdb"
+PEERS = {"thin": "clingo"}  # the peer of a table, when not DuckDB (see bench/README.md)
 SEED = 0
 DATA = shared_data()
 GNP_P = 0.001
@@ -56,7 +63,9 @@ TABLES = {
     "sg-tree": "Same generation on random recursive trees (parent of node i uniform among 0..i-1)",
     "sg-gnp": "Same generation on random graphs G(n, 0.001)",
     "tc-real": "Transitive closure on real graphs (../shared/data)",
+    "thin": "Thin deep recursion: one new tuple a round (a chain; Soufflé's independent_body3), against clingo",
 }
+THIN_SIZES = (10_000, 100_000, 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -117,7 +126,16 @@ def email() -> tuple[np.ndarray, np.ndarray]:
     return edges[:, 0], edges[:, 1]
 
 
-GRAPHS = {"gnp": gnp, "sparse": sparse, "tree": tree, "wordnet": wordnet, "email": email}
+def chain(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The path 0 -> 1 -> ... -> n."""
+    return np.arange(n, dtype=np.int64), np.arange(1, n + 1, dtype=np.int64)
+
+
+def no_edges(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+
+GRAPHS = {"gnp": gnp, "sparse": sparse, "tree": tree, "wordnet": wordnet, "email": email, "chain": chain, "none": no_edges}
 
 
 def workloads(sizes: tuple[int, ...], quick: bool) -> list[Workload]:
@@ -132,6 +150,8 @@ def workloads(sizes: tuple[int, ...], quick: bool) -> list[Workload]:
         *(Workload("sg-gnp", f"G({n}, {GNP_P})", "sg", "gnp", (n, GNP_P), spark=n <= 1000) for n in sg_sizes),
         Workload("tc-real", "WordNet hypernyms", "tc", "wordnet", expected=262_055, spark=True),
         Workload("tc-real", "email-Eu-core", "tc", "email", expected=793_283, spark=True),
+        *(Workload("thin", f"chain {n:,}", "reach", "chain", (n,), expected=n + 1) for n in THIN_SIZES[: 2 if quick else 3]),
+        *(Workload("thin", f"independent_body3 {n:,}", "ib3", "none", (n,), expected=n + 1) for n in THIN_SIZES[: 2 if quick else 3]),
     ]
 
 
@@ -162,7 +182,8 @@ def child(engine: str, workload: Workload, idle: bool, profile: bool = False) ->
     if engine == PEER:
         count, seconds, cpu_seconds = run_duckdb(engine, workload.view, src, dst, idle)
     else:
-        count, seconds, cpu_seconds = run_nablog(engine, workload.view, src, dst, idle, rounds if profile else None, merged)
+        bound = workload.params[0] if workload.params else 0
+        count, seconds, cpu_seconds = run_nablog(engine, workload.view, src, dst, idle, rounds if profile else None, merged, bound)
     report = {"edges": len(src), "count": count, "seconds": seconds, "cpu_seconds": cpu_seconds}
     if profile:
         report["rounds"] = rounds
@@ -170,7 +191,7 @@ def child(engine: str, workload: Workload, idle: bool, profile: bool = False) ->
     return report
 
 
-def run_nablog(engine: str, view: str, src: np.ndarray, dst: np.ndarray, idle: bool, rounds: list | None = None, merged: dict | None = None) -> Timing:
+def run_nablog(engine: str, view: str, src: np.ndarray, dst: np.ndarray, idle: bool, rounds: list | None = None, merged: dict | None = None, bound: int = 0) -> Timing:
     """Time one evaluation; with ``rounds`` (python engine) also record each semi-naive round and,
     in ``merged``, the seconds a reader needing one sorted array would then pay (``final_merge``)."""
     from nablog.engines import get_engine
@@ -182,18 +203,19 @@ def run_nablog(engine: str, view: str, src: np.ndarray, dst: np.ndarray, idle: b
     evaluator = get_engine(engine, **options)
     if engine == "spark":
         evaluator.session  # start the JVM before the clock
-    program = parse(PROGRAMS[view])
-    if engine == "python":
+    program = parse(PROGRAMS[view].replace("{n}", str(bound)))
+    facts: dict = dict(FACTS.get(view, {}))
+    if engine == "python" and view != "ib3":
         # The same two int64 arrays DuckDB is handed (see run_duckdb), as columns: no tuple made.
         from nablog.engines.columns import Columns
 
-        facts = {"e": Columns([src, dst])}
-    else:
-        facts = {"e": set(zip(src.tolist(), dst.tolist()))}  # what clingo and Spark read
+        facts["e"] = Columns([src, dst])
+    elif view != "ib3":
+        facts["e"] = set(zip(src.tolist(), dst.tolist()))  # what clingo and Spark read
     if idle:
         return None, None, None
     with Stopwatch() as clock:
-        relation = evaluator.evaluate(program, facts)[view]
+        relation = evaluator.evaluate(program, facts)[VIEW_OF[view]]
         count = len(relation)
     if rounds is not None and merged is not None and engine == "python":
         with Stopwatch() as merge:
@@ -303,11 +325,14 @@ def run_table(table: str, cases: list[Workload], engines: list[str], unavailable
         for engine in engines:
             if engine in unavailable:
                 cells.append(Cell(workload, engine, skipped=unavailable[engine]))
+            elif table == "thin" and engine in ("duckdb", "spark"):
+                cells.append(Cell(workload, engine, skipped="not run: a million recursive steps; the peer here is clingo"))
             elif engine == "spark" and not (workload.spark or args.spark_everywhere):
                 cells.append(Cell(workload, engine, skipped="not run by default: too slow; --spark-everywhere"))
             else:
                 cells.append(measure(engine, workload, args))
-    print_table(TABLES[table], HEADERS, [row(cell, cells) for cell in cells])
+    headers = [f"x {PEERS[table]}" if h == "x DuckDB" else "mem x clingo" if h == "mem x DuckDB" and table in PEERS else h for h in HEADERS]
+    print_table(TABLES[table], headers, [row(cell, cells) for cell in cells])
     for workload in cases:
         check_counts(workload, [c for c in cells if c.workload == workload])
     return cells
@@ -319,7 +344,8 @@ HEADERS = ["graph", "edges", "engine", "seconds", "x DuckDB", "peak MB", "idle M
 def row(cell: Cell, cells: list[Cell]) -> list[str]:
     """One line of a table; ratios are against DuckDB on the same workload. A cell that did not
     run ends the line with a note instead of figures."""
-    peer = next((c for c in cells if c.workload == cell.workload and c.engine == PEER), None)
+    name = PEERS.get(cell.workload.table, PEER)
+    peer = next((c for c in cells if c.workload == cell.workload and c.engine == name), None)
     edges = next((c.idle.report["edges"] for c in cells if c.workload == cell.workload and c.idle and c.idle.status == "ok"), None)
     head = [cell.workload.label, _int(edges), cell.engine]
     if cell.skipped:
@@ -380,6 +406,16 @@ def summary(cells: list[Cell]) -> str:
             f"  {shape}: python {mine.seconds:.2f} s / DuckDB {peer.seconds:.2f} s = {ratio:.2f}x "
             f"({'met' if ratio <= TARGET else 'MISSED'}); {memory}"
         )
+    lines.append("Thin deep recursion, python engine / clingo (goal: <= 1x):")
+    for cell in cells:
+        if cell.workload.table != "thin" or cell.engine != "python":
+            continue
+        peer = next((c for c in cells if c.workload == cell.workload and c.engine == "clingo"), None)
+        if not (cell.ok and peer and peer.ok):
+            lines.append(f"  {cell.workload.label}: n/a (not run)")
+            continue
+        ratio = cell.seconds / peer.seconds
+        lines.append(f"  {cell.workload.label}: python {cell.seconds:.2f} s / clingo {peer.seconds:.2f} s = {ratio:.2f}x ({'met' if ratio <= 1 else 'MISSED'})")
     return "\n".join(lines)
 
 

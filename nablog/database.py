@@ -19,7 +19,7 @@ import threading
 from collections.abc import MutableSet, Set
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from .engines import Engine, Model, PythonEngine, get_engine
 from .engines.base import relation_arity
@@ -58,6 +58,7 @@ from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
 
 if TYPE_CHECKING:
+    from .apart import Apart
     from .explain import Explainer, Why
     from .lang.delta import Update
     from .solver import Proposal, ProposeOptions, Realization, Request
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
 # few facts again and again (insert an edge, delete it later): the parse (~7-16 us, the largest
 # fixed cost of a commit) is kept per text. Atoms are frozen, so sharing one is safe; a text
 # that fails to parse raises each time (lru_cache keeps no exceptions).
+T = TypeVar("T")
+
 _parse_fact = functools.lru_cache(maxsize=4096)(parse_atom)
 
 
@@ -478,6 +481,23 @@ class Database:
         if not index.tables.get("prepared"):
             prepare(self.rules, self.python_model(), index)
             index.tables["prepared"] = True
+
+    def apart(self, work: "Callable[[Database, Callable[[object], None]], T]") -> "Apart[T]":
+        """Start ``work(db, send)`` in a child process on this database as it is now (version N,
+        never half a commit) and return its handle (:class:`nablog.apart.Apart`: ``pump``,
+        ``items``, ``result``, ``cancel``). The work reads an immutable copy and holds no lock
+        while it runs: commits, queries and subscriptions go on, and cancelling stops it at once.
+        ``send(item)`` hands an item to the parent as the work goes; items and value must pickle.
+
+        >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
+        >>> search = db.apart(lambda db, send: (db.version, [r.changes.lines() for r in db.propose("+p(1).")]))
+        >>> db.commit(["q(2)"])[0], search.result()
+        (1, (0, [['-r(1)']]))
+        """
+        from .apart import Apart
+
+        with self._lock:
+            return Apart(self, work)
 
     def _state_index(self):
         """The :class:`~nablog.engines.lookup.ModelIndex` of the current state's python model

@@ -48,6 +48,15 @@ INF, SUP = -1, 2
 MAX_COMPUTED = 1_000_000
 """At most this many integers computed by rules are added to the dictionary in one evaluation."""
 
+
+def check_computed(count: int) -> None:
+    """Stop an evaluation whose rules computed more than MAX_COMPUTED new integers."""
+    if count > MAX_COMPUTED:
+        raise NablogError(
+            f"rules computed more than {MAX_COMPUTED:,} new integers: the model is probably infinite",
+            hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
+        )
+
 _MASK = (1 << INT_BITS) - 1
 
 Values = tuple[np.ndarray, np.ndarray, np.ndarray]  # kind, num, valid
@@ -351,4 +360,4 @@ def refuse_computation(rules, what: str, hint: str) -> None:
             raise NablogError(f"{what} does not handle arithmetic, assignments, intervals or aggregates yet: '{rule}'", rule.loc, hint)
 
 
-__all__ = ["MAX_COMPUTED", "aggregate", "compare", "has_computation", "refuse_computation"]
+__all__ = ["MAX_COMPUTED", "aggregate", "check_computed", "compare", "has_computation", "refuse_computation"]

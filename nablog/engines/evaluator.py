@@ -15,9 +15,9 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..lang import Atom, Comparison, Literal, NablogError, Rule, Var
+from ..lang import Atom, Comparison, Literal, Rule, Var
 from ..lang.ast import Aggregate
-from . import compute
+from . import compute, thin
 from .budget import MemoryBudget
 from .algebra import difference, head_restricted, intersection, restricted, union_all, union_disjoint
 from .encoding import INT, ConstantDictionary, EncodedRelation, pack, sorted_unique
@@ -68,11 +68,7 @@ class Evaluator(Joins):
         if extended is self.d:
             return
         self.computed += len(extended) - len(self.d)
-        if self.computed > compute.MAX_COMPUTED:
-            raise NablogError(
-                f"rules computed more than {compute.MAX_COMPUTED:,} new integers: the model is probably infinite",
-                hint="bound the recursion that computes them, e.g. with a comparison such as N < 100 in its body",
-            )
+        compute.check_computed(self.computed)
         # Each growth keeps an id map as long as the dictionary, so a recursion that computes one
         # value per round takes memory with the square of its rounds: the budget, not the count,
         # is what stops it in time.
@@ -359,7 +355,23 @@ class Evaluator(Joins):
         self.clock.take()
         joined = _joined_whole(plan)
         grown = {p: len(d) for p, d in delta.items()}
+        # Thin rounds (a handful of new tuples) run tuple at a time once that pays (thin.py).
+        thin_ok, thin_rounds = self.rounds is None and bool(plan.recursive_rules) and thin.eligible(plan), 0
         while plan.recursive_rules and any(len(d) for d in delta.values()):
+            if thin_ok and sum(len(d) for d in delta.values()) <= thin.THIN_DELTA:
+                thin_rounds += 1
+                if thin.worth_entering(self, plan, thin_rounds):
+                    thin_rounds = 0
+                    rounds, delta, more = self._thin(plan, delta, rounds, joined)
+                    for p, d in more.items():
+                        grown[p] = grown.get(p, 0) + len(d)
+                        if track:
+                            added.setdefault(p, []).append(d)
+                    if not any(len(d) for d in delta.values()):
+                        break
+                    # The round the thin path handed back (too wide, or too much work) runs here.
+            else:
+                thin_rounds = 0
             rounds += 1
             if self.progress:
                 self.progress(rounds, sum(len(d) for d in delta.values()))
@@ -394,6 +406,15 @@ class Evaluator(Joins):
             if isinstance(rel, RunRelation) and rel.seen is not None:
                 rel.settled()
         return {p: union_all(self.d, self.arities[p], [self.current(d) for d in ds]) for p, ds in added.items()}
+
+    def _thin(self, plan: ComponentPlan, delta: dict[str, EncodedRelation], rounds: int, joined: Set[str]):
+        """Run rounds tuple at a time from ``delta`` (thin.py); return the last round's number,
+        the delta left for the columnar rounds and every tuple the thin rounds added."""
+        runner = thin.ThinRounds(self, plan)
+        rounds, left = runner.run({p: set(d) for p, d in delta.items() if len(d)}, rounds)
+        more, left = runner.hand_back(left)
+        self._absorb(more, plan.predicates, joined)
+        return rounds, left, more
 
     def _note_round(self, round: int, delta: dict[str, EncodedRelation]) -> None:
         """Keep a round's new tuples when asked (``rounds``): each tuple of a delta is absent

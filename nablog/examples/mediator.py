@@ -38,16 +38,29 @@ def build_airports(csv_path: Path, db_path: Path) -> None:
         con.execute("CREATE TABLE airports (iata TEXT, name TEXT, city TEXT, latitude REAL, longitude REAL)")
         rows = [(r["iata"], r["name"], r["city"], float(r["latitude"]), float(r["longitude"])) for r in csv.DictReader(f) if r["iata"] != "\\N"]
         con.executemany("INSERT INTO airports VALUES (?, ?, ?, ?, ?)", rows)
+        con.execute("CREATE INDEX airports_city ON airports (city)")
+        con.execute("CREATE INDEX airports_latitude ON airports (latitude)")
+
+
+KM_PER_DEGREE_OF_LATITUDE = 6371 * math.pi / 180
 
 
 def geo_domain(db_path: Path):
-    """``within(city, km)``: IATA codes of the airports within ``km`` of an airport of ``city``."""
+    """``within(city, km)``: IATA codes of the airports within ``km`` of an airport of ``city``.
+
+    The source is asked each time (it may change), but only for the band of latitudes a centre's
+    circle can reach: a degree of latitude is the same length everywhere, so no airport outside
+    ``centre ± km / 111.19`` degrees is within ``km`` of it.
+    """
 
     def within(city: str, km: int) -> set[str]:
+        band = km / KM_PER_DEGREE_OF_LATITUDE
+        found: set[str] = set()
         with sqlite3.connect(db_path) as con:
-            points = con.execute("SELECT iata, city, latitude, longitude FROM airports").fetchall()
-        centres = [(lat, lon) for _, c, lat, lon in points if c == city]
-        return {code for code, _, lat, lon in points if any(_km(lat, lon, c_lat, c_lon) <= km for c_lat, c_lon in centres)}
+            for c_lat, c_lon in con.execute("SELECT latitude, longitude FROM airports WHERE city = ?", (city,)).fetchall():
+                near = con.execute("SELECT iata, latitude, longitude FROM airports WHERE latitude BETWEEN ? AND ?", (c_lat - band, c_lat + band))
+                found |= {code for code, lat, lon in near if _km(lat, lon, c_lat, c_lon) <= km}
+        return found
 
     return {"within": within}
 

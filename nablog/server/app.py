@@ -16,7 +16,10 @@ Also: ``GET /query?atom=ATOM``, ``POST /propose`` ``{"request": "+p(1).", "limit
 ``POST /apply`` ``{"request": ..., "pick": K, "version": N}``, ``GET /version``.
 
 Writes need the bearer token (``Authorization: Bearer TOKEN``); reads too when the server was
-given a token file. Commits are serialized (one writer at a time) and run off the event loop;
+given a token file. A proposal searches in a child process on the state of its version
+(:meth:`nablog.database.Database.apart`), holding no lock: queries, commits and subscriptions
+never wait for it, and it is killed when its client leaves or its deadline has long passed.
+Commits are serialized (one writer at a time) and run off the event loop;
 each commit's messages reach the subscribers through per-query channels, so a slow subscriber
 never blocks a writer: it is buffered up to a bound and then told it fell behind. Bad requests get
 HTTP 4xx with the same located messages as the CLI. Nothing a client sends is run as code: atoms
@@ -43,6 +46,7 @@ from ..lang import ConstraintError, NablogError, parse_atom
 from ..views.monitor import MODES
 from ..views import subscriptions
 from ..views.subscriptions import rows_json
+from .shared import PROPOSE_GRACE, followed, unauthorized as _unauthorized
 
 HISTORY = 10_000  # messages kept per channel for resuming
 MAX_BODY = 1 << 20
@@ -256,16 +260,23 @@ class Server:
             return _bad(f"timeout must be a positive number of seconds, not {asked!r}", '{"request": "+p(1).", "timeout": 10}')
         if asked is not None and asked > self.max_deadline:
             return _bad(f"timeout {asked:g} s is longer than this server allows ({self.max_deadline:g} s)", f"ask for at most {self.max_deadline:g} seconds")
-        body["timeout"] = self.deadline if asked is None else asked
-
-        def run():
-            # The JSON is built here too, in the worker thread: it computes the side effects a
-            # realization left to be computed when asked (solver.realization.Verifier.effects),
-            # seconds of work that must not stop the event loop.
-            with self.db._lock:
-                return self.db.version, self.db.propose(body["request"], limit=body.get("limit"), timeout=body.get("timeout")).to_json()
-
-        version, proposal = await anyio.to_thread.run_sync(run)
+        seconds = self.deadline if asked is None else asked
+        text, limit = body["request"], body.get("limit")
+        # The search runs in a child process on the state of this version (Database.apart):
+        # nothing waits for it, and it is killed when its client leaves or its deadline passes.
+        # The JSON is built there too: it computes the side effects a realization left to be
+        # computed when asked (solver.realization.Verifier.effects), seconds of work.
+        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()))
+        try:
+            async with contextlib.aclosing(followed(search, seconds + PROPOSE_GRACE, request.is_disconnected)) as updates:
+                async for kind, _ in updates:
+                    if kind == "left":
+                        return _bad("the client left", "nobody reads this", 499)
+                    if kind == "late":
+                        return _bad(f"the proposal did not end within {seconds + PROPOSE_GRACE:g} s", "ask for a shorter timeout or fewer realizations (limit)", 503)
+            version, proposal = search.result()
+        finally:
+            search.cancel()
         return JSONResponse({"version": version, **proposal})
 
     async def apply(self, request: Request) -> Response:
@@ -373,14 +384,6 @@ def _bad(message: str, hint: str, status: int = 400) -> Response:
     return JSONResponse({"error": f"error: {message}", "hint": hint}, status_code=status)
 
 
-def _unauthorized() -> Response:
-    return JSONResponse(
-        {"error": "error: this needs the server's token", "hint": "send 'Authorization: Bearer TOKEN' with the token from the server's token file"},
-        status_code=401,
-        headers={"WWW-Authenticate": "Bearer"},
-    )
-
-
 async def _nablog_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, NablogError)
     lines = str(error).splitlines()
@@ -410,6 +413,9 @@ def create_app(db: Database, token: str, token_for_reads: bool = False, buffer: 
         Route("/apply", server.apply, methods=["POST"]),
         Route("/subscribe", server.subscribe, methods=["GET"]),
     ]
+    from .page import Page  # the web page and the endpoints only it needs
+
+    routes += Page(server).routes()
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={NablogError: _nablog_error, RequestRefused: _refused})
     app.state.server = server
     return app

@@ -28,6 +28,7 @@ layered graph of width ``w`` and depth ``k`` has ``wᵏ`` paths — so ``limit``
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Set
 from typing import Iterator, Mapping
 
@@ -83,45 +84,76 @@ def _join(body: list, binding: dict, index: ModelIndex, used: tuple) -> Iterator
             yield from _join(rest, extended, index, used + (Atom(first.atom.pred, tuple(row)),))
 
 
+STEPS_PER_DERIVATION = 20
+"""Rule instances a kernel search may expand per derivation it is allowed to find."""
+
+
 def kernels(
     rules: Program, model: Mapping[str, Set] | ModelIndex, atom: Atom, limit: int | None = 10_000, local: bool = False
 ) -> list[frozenset[Atom]]:
     """The kernels of ``atom`` in ``model`` (Def. 4): minimal sets of base facts deriving it,
     smallest first. With ``local=True`` every base-fact set of a derivation that uses a minimal
-    set of rule instances (Def. 5). At most ``limit`` derivations are explored."""
+    set of rule instances (Def. 5). At most ``limit`` derivations are explored (see
+    :func:`kernel_search` for whether that was all of them)."""
+    return kernel_search(rules, model, atom, limit, local)[0]
+
+
+def kernel_search(
+    rules: Program, model: Mapping[str, Set] | ModelIndex, atom: Atom, limit: int | None = 10_000, local: bool = False
+) -> tuple[list[frozenset[Atom]], bool]:
+    """:func:`kernels`, and whether every derivation was explored (False: ``limit`` stopped the
+    walk, and the kernels are those of the derivations found first).
+
+    The limit bounds the work, not only the answer: once ``limit`` derivations are found no
+    further rule instance is expanded, so a deletion in a dense graph (exponentially many simple
+    paths) costs at most ``limit`` derivations.
+
+    >>> from nablog.lang import parse, separate_facts
+    >>> from nablog.engines import PythonEngine
+    >>> rules, _ = separate_facts(parse("tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."))
+    >>> model = PythonEngine().evaluate(rules, {"e": layered_dag(3, 4)})
+    >>> [(len(found), whole) for found, whole in (kernel_search(rules, model, Atom("tc", ("s", "t")), limit) for limit in (None, 10))]
+    [(81, True), (10, False)]
+    """
     index = model if isinstance(model, ModelIndex) else ModelIndex(model)
     derived = rules.derived
-    budget = [limit if limit is not None else -1]
+    # Rule instances expanded, all told: dead ends (paths that never reach a base fact) cost work
+    # and yield nothing, so the output's limit alone would not bound the walk.
+    steps = [STEPS_PER_DERIVATION * limit if limit is not None else -1]
 
-    def explain(a: Atom, path: frozenset) -> list[tuple[frozenset, frozenset]]:
-        """(base facts, rule instances) of each derivation of ``a`` avoiding ``path``."""
+    def derivations(a: Atom, path: frozenset) -> Iterator[tuple[frozenset, frozenset]]:
+        """(base facts, rule instances) of each derivation of ``a`` avoiding ``path``, lazily."""
         if a.pred not in derived:
-            return [(frozenset([a]), frozenset())] if index.contains(a.pred, tuple(a.args)) else []
-        out: list[tuple[frozenset, frozenset]] = []
+            if index.contains(a.pred, tuple(a.args)):
+                yield frozenset([a]), frozenset()
+            return
+        inner = path | {a}
         for rule, pos in rule_instances(rules, index, a):
-            if any(p in path for p in pos):
-                continue
-            partial = [(frozenset(), frozenset([(rule, pos)]))]
-            for p in pos:
-                options = explain(p, path | {a})
-                partial = [(f | g, r | s) for f, r in partial for g, s in options]
-                if not partial:
-                    break
-            for item in partial:
-                if budget[0] == 0:
-                    return out
-                budget[0] -= 1
-                out.append(item)
-        return out
+            if steps[0] == 0:
+                return
+            steps[0] -= 1
+            if not any(p in inner for p in pos):
+                yield from combined(pos, 0, inner, frozenset(), frozenset([(rule, pos)]))
 
-    found = explain(atom, frozenset())
+    def combined(pos: tuple, i: int, path: frozenset, facts: frozenset, instances: frozenset) -> Iterator[tuple[frozenset, frozenset]]:
+        if i == len(pos):
+            yield facts, instances
+            return
+        for more_facts, more_instances in derivations(pos[i], path):
+            yield from combined(pos, i + 1, path, facts | more_facts, instances | more_instances)
+
+    found = list(itertools.islice(derivations(atom, frozenset()), None if limit is None else limit + 1))
+    whole = steps[0] != 0 and (limit is None or len(found) <= limit)
+    if limit is not None:
+        del found[limit:]
     if local:
         instance_sets = [r for _, r in found]
         chosen = {f for f, r in found if not any(o < r for o in instance_sets)}
     else:
         facts = [f for f, _ in found]
         chosen = {f for f in facts if not any(o < f for o in facts)}
-    return sorted(chosen, key=lambda k: (len(k), sorted((a.pred, tuple(constant_sort_key(v) for v in a.args)) for a in k)))
+    ordered = sorted(chosen, key=lambda k: (len(k), sorted((a.pred, tuple(constant_sort_key(v) for v in a.args)) for a in k)))
+    return ordered, whole
 
 
 def layered_dag(width: int, layers: int) -> set[tuple[str, str]]:

@@ -34,7 +34,7 @@ def test_update_from_a_model_equals_evaluation_from_scratch(program, facts, inse
 
 
 @pytest.mark.spark
-@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts(max_rows=5))
 def test_spark_agrees_with_python_and_clingo(spark_engine, program, facts):
     expected = decode_facts(get_engine("python").evaluate(program, facts))

@@ -24,6 +24,7 @@ ROOMS = {
     "repair": 5,
     "views": 5,
     "explain": 5,  # why an atom holds or not (proofs), over the solver
+    "apart": 6,  # work on a database at one version in a child process (Database.apart)
     "database": 6,
     "interactive": 6,
     "client": 6,

@@ -134,7 +134,7 @@ def test_reading_parquet_types_nulls_and_mixed_columns(tmp_path, spark_engine):
 
 
 @pytest.mark.parametrize("recompute_share", [0.25, 2.0], ids=["afresh-when-over-deletion-grows", "always-dred"])
-@settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=list(HealthCheck))
 @given(stratified_programs(), base_facts(max_rows=6), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_bulk_propagation_equals_recomputation_and_diff(spark_engine, recompute_share, program, facts, insert, delete):
     from nablog.engines.spark.relations import relation_from_rows

@@ -20,7 +20,7 @@ def state(facts, insert, delete):
     return new
 
 
-@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_every_change_is_needed_for_the_reason_given(case):
     program, facts, (sign, atom) = case

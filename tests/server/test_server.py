@@ -31,10 +31,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "nablog" / "examples"
 class Served:
     """A `nablog serve` subprocess on a free loopback port; stopped by the fixture."""
 
-    def __init__(self, directory: Path, *extra: str):
+    def __init__(self, directory: Path, *extra: str, program: str = "graph.lp"):
         self.directory = directory
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "nablog.cli", "serve", "graph.lp", "--port", "0", *extra],
+            [sys.executable, "-m", "nablog.cli", "serve", program, "--port", "0", *extra],
             cwd=directory,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -184,7 +184,7 @@ def databases(draw):
     return Program(tuple(rules) + tuple(denials)), facts, request
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_realizations_equal_brute_force_over_every_change_set(case):
     program, facts, (sign, atom) = case
@@ -214,7 +214,7 @@ def _key(r):
 FD = Denial((Literal(Atom("c", (X, Y))), Literal(Atom("c", (X, Var("Z")))), Comparison("!=", Y, Var("Z"))), "fd_c")
 
 
-@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_a_functional_dependency_grouped_per_key_gives_the_brute_force_realizations(case):
     # A functional dependency is grounded as one at-most-one constraint per key group, not as

@@ -125,9 +125,10 @@ def test_a_limit_on_a_folded_proposal_gives_a_prefix_and_the_family_is_an_orbit(
 
 
 def test_a_realization_drawing_more_values_of_a_class_than_a_rule_body_has_variables_is_found():
-    # Found by review: each realization needs three distinct values of the class d0..d15, through
+    # Found by review: each realization needs three distinct values of the class d0..d7, through
     # two rules of two variables each; with only as many representatives as a body has variables
-    # the folded search found none and answered "no realization".
+    # the folded search found none and answered "no realization". (Eight values, not sixteen:
+    # 336 realizations show it as well as 3,360 and take 2 s of the suite, not 38.)
     program = """
         q(X) :- t(X, Z), c(Z), c(X), X != Z.
         p :- q(X), c(X), t(Y, X), c(Y), X != Y, not t(X, Y).
@@ -135,11 +136,11 @@ def test_a_realization_drawing_more_values_of_a_class_than_a_rule_body_has_varia
         #base t/2. #base c/1. #base e/1.
         #protect c/1.
     """
-    values = [f"d{i}" for i in range(16)]
+    values = [f"d{i}" for i in range(8)]
     db = Database.from_text(program, {"c": {(d,) for d in values}, "e": {(d,) for d in values}, "t": set()})
     folded, unfolded = db.propose("+p."), db.propose("+p.", families=False)
-    assert (folded.status, len(folded)) == (unfolded.status, len(unfolded)) == ("complete", 16 * 15 * 14)
-    assert [r.changes.lines() for r in folded][:1] == [["+t(d0, d1)", "+t(d1, d10)"]]
+    assert (folded.status, len(folded)) == (unfolded.status, len(unfolded)) == ("complete", 8 * 7 * 6)
+    assert [r.changes.lines() for r in folded][:1] == [["+t(d0, d1)", "+t(d1, d2)"]]
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -33,7 +33,7 @@ def test_seed_003_example_1_satisfies_every_postulate(method):
     assert check_preservation(db, request, method)
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_every_method_satisfies_every_postulate_on_generated_databases(case):
     program, facts, (sign, atom) = case

@@ -27,7 +27,7 @@ from .test_bruteforce import BASE, brute_force, databases, free_positions
 METHODS = ("tableaux", "tableaux-materialized")
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases(), st.integers(1, 4), st.booleans())
 def test_a_limited_tableaux_search_gives_the_first_n_of_the_unlimited_list(case, limit, families):
     program, facts, (sign, atom) = case

@@ -66,7 +66,7 @@ def test_protect_limit_and_no_realization_as_for_asp():
         assert none.message == db.propose(request, protect=["group_chair", "staff_group"]).message
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(databases())
 def test_both_tableaux_methods_equal_brute_force_and_asp(case):
     program, facts, (sign, atom) = case

@@ -99,7 +99,7 @@ def test_normalization_preserves_the_model(program, facts):
     assert {p: got[p] for p in expected} == expected
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stratified_programs(), base_facts(), base_facts(max_rows=3), base_facts(max_rows=3))
 def test_propagation_equals_the_difference_of_the_models(program, facts, insert, delete):
     engine = PythonEngine()

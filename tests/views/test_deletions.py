@@ -190,7 +190,7 @@ def _derives(rule, row, model, levels, layer, domain) -> bool:
     return False
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(stratified_programs(), base_facts(), st.lists(st.tuples(base_facts(max_rows=3), base_facts(max_rows=3)), min_size=1, max_size=4))
 def test_levels_stay_well_founded_on_generated_programs(program, facts, commits):
     """After each numbered commit every tuple of a recursive layer has a derivation in the new

@@ -251,7 +251,7 @@ def _apply(facts, ins, dele):
 VIEWS = [p for p, _ in DERIVED]
 
 
-@settings(max_examples=examples(15), deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(stratified_programs(), base_facts(), st.lists(st.tuples(base_facts(max_rows=3), base_facts(max_rows=3)), min_size=1, max_size=3))
 def test_all_modes_equal_recomputation(program, facts, commits):
     """Every mode gives recompute-and-diff's differentials, commit after commit, and their

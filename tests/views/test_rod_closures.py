@@ -45,7 +45,7 @@ def test_the_three_shapes_are_closures():
             assert closures(parse(closure_rules(step, shape)))["c"].form == shape, (step, shape)
 
 
-@settings(max_examples=examples(30), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(closure_programs(), base_facts(), st.lists(st.tuples(base_facts(max_rows=3), base_facts(max_rows=3)), min_size=1, max_size=3))
 def test_closures_all_modes_equal_recomputation(program, facts, commits):
     """rod (closures asked in their linear forms, Q and M continued) = materialized = dred =
