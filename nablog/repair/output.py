@@ -181,8 +181,8 @@ def ordered_relations(db) -> dict[str, OrderedRelation]:
             data = [(row, raw) for row, raw in table.layout or () if row is not None]
             out[name] = OrderedRelation([r for r, _ in data], path, header, [raw for _, raw in data], table.newline, table.bom)
     for pred, rows in db.facts.items():
-        if _shown(pred) not in out:
-            out[_shown(pred)] = OrderedRelation(sorted(rows, key=row_sort_key))
+        if shown_name(pred) not in out:
+            out[shown_name(pred)] = OrderedRelation(sorted(rows, key=row_sort_key))
     return out
 
 
