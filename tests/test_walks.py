@@ -7,7 +7,9 @@ import pytest
 import nablog.lang.delta as delta_module
 from nablog import Database
 from nablog.cli import main
+from nablog.engines import PythonEngine
 from nablog.io.factsfile import FactsFile
+from nablog.state import State
 from tests.test_apply import REQUEST, chairs  # noqa: F401  (the chairs example copied to a temporary directory)
 import nablog.solver
 
@@ -36,17 +38,17 @@ def test_apply_parses_the_request_once_and_reads_the_store_once_per_commit(chair
     parses, loads = counted
     db_loads_before_commit = []
 
-    real_commit = Database._commit
+    real_commit = State.commit
 
     def commit(self, delta, request):
         db_loads_before_commit.append(len(loads))
         return real_commit(self, delta, request)
 
-    Database._commit = commit
+    State.commit = commit
     try:
         assert main(["apply", str(chairs), REQUEST, "--pick", "1"]) == 0
     finally:
-        Database._commit = real_commit
+        State.commit = real_commit
     assert "+staff_group(aravindan, infor2)" in capsys.readouterr().out
     assert parses == [REQUEST]
     # Opening the database reads the file once; the commit reads it once more (for the real
@@ -85,3 +87,25 @@ def test_apply_of_a_proposed_realization_checks_the_request_it_was_proposed_for(
     assert all(r.request is proposal.request for r in proposal)
     db.apply(proposal[0], request=REQUEST)
     assert parses == [REQUEST]
+
+
+def test_a_commit_computes_its_induced_update_once(chairs, monkeypatch):
+    # The constraint check (the chairs' one_chair) and the commit share one incremental update of
+    # the model: 1 pass, not 2. Its answer is the induced update a fresh evaluation gives.
+    db = Database.from_files(chairs)
+    before = db.model()
+    passes = []
+    update = PythonEngine.update
+
+    def counting(self, *args, **kwargs):
+        passes.append(1)
+        return update(self, *args, **kwargs)
+
+    monkeypatch.setattr(PythonEngine, "update", counting)
+    _, induced = db.commit(["staff_group(aravindan, infor2)"], ["staff_group(aravindan, infor1)"])
+    assert len(passes) == 1
+    after = PythonEngine().evaluate(db.rules, db.facts)
+    assert sorted(induced.lines()) == sorted(
+        [f"+{p}({', '.join(map(str, r))})" for p in after for r in set(after[p]) - set(before.get(p, ()))]
+        + [f"-{p}({', '.join(map(str, r))})" for p in before for r in set(before[p]) - set(after.get(p, ()))]
+    )

@@ -202,7 +202,7 @@ class Server:
             return _bad("missing the query atom", "GET /query?atom=p(X, Y)")
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 return self.db.version, self.db.query(parse_atom(text))
 
         version, rows = await anyio.to_thread.run_sync(run)
@@ -225,7 +225,7 @@ class Server:
         every = params.get("all", "") in ("1", "true", "yes")
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 why = self.db.why(text, depth=None if depth is None else int(depth), all=every)
                 return self.db.version, why, {"json": why.to_json, "text": why.text, "dot": why.dot, "svg": why.svg}[form]()
 
@@ -287,7 +287,7 @@ class Server:
             return _bad("apply needs 'request' (text) and 'pick' (a realization's number, from 1)", '{"request": "+p(1).", "pick": 1, "version": 3}')
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 if "version" in body and body["version"] != self.db.version:
                     raise NablogError(
                         f"the database is at version {self.db.version}, not {body['version']}",
@@ -322,7 +322,7 @@ class Server:
         key = (str(atom), mode)
 
         def start():
-            with self.db._lock:
+            with self.db.locked():
                 rows = None if since is not None else self.db.query(atom)
                 channel = self.channel(key)
                 return self.db.version, rows, channel

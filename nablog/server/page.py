@@ -103,7 +103,7 @@ class Page:
         db = self.db
 
         def run():
-            with db._lock:
+            with db.locked():
                 model, derived = db.model(), set(db.derived)
                 arities = dict(db.rules.signatures)
                 relations = []
@@ -133,7 +133,7 @@ class Page:
 
         def run():
             parsed = parse_request(body["request"])
-            with self.db._lock:
+            with self.db.locked():
                 check_request(self.db.rules, self.db.python_model(), parsed)
             return {"insert": [str(a) for a in parsed.insert], "delete": [str(a) for a in parsed.delete]}
 
@@ -202,7 +202,7 @@ class Page:
         changes.insert, changes.delete = tuple(map(parse_atom, insert)), tuple(map(parse_atom, delete))
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 why = self.db.why_realization(body["request"], changes)
                 pictures = [{"change": c, "kind": kind, "svg": w.svg()} for kind, items in (("requested", why.requested), ("side effect", why.side_effects)) for c, w in items]
                 return {"version": self.db.version, "text": why.text(), "needs": [n.line() for n in why.needs], "pictures": pictures}
@@ -227,7 +227,7 @@ class Page:
 
         def run():
             db = self.db
-            with db._lock:
+            with db.locked():
                 if db.version != version:
                     return None
                 proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
@@ -296,7 +296,7 @@ class Page:
             return refused
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 violations = [v.to_json() for v in self.db.violations(limit=20)]
                 if not violations:
                     return {"version": self.db.version, "violations": [], "tables": [], "cells": None}
@@ -321,7 +321,7 @@ class Page:
 
         def run():
             db = self.db
-            with db._lock:
+            with db.locked():
                 if db.version != version:
                     return None
                 tables, relations, cells = self._repairs()

@@ -25,6 +25,7 @@ ROOMS = {
     "views": 5,
     "explain": 5,  # why an atom holds or not (proofs), over the solver
     "apart": 6,  # work on a database at one version in a child process (Database.apart)
+    "state": 6,  # the facts, the caches over them and the one write path (Database delegates)
     "database": 6,
     "interactive": 6,
     "client": 6,

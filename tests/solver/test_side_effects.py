@@ -51,7 +51,7 @@ class kept:
 def expected_effects(db: Database, r, request_atoms: set[str]) -> list[str]:
     """The oracle: derived atoms that appear and disappear when the changes are applied to the
     base facts, by naive evaluation before and after, without the requested atoms."""
-    facts = {p: set(rows) for p, rows in db._facts.items()}
+    facts = {p: set(rows) for p, rows in db.facts.items()}
     before = naive_model(db.rules, facts)
     for a in r.insert:
         facts.setdefault(a.pred, set()).add(tuple(a.args))
