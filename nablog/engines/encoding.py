@@ -136,6 +136,10 @@ def row_view(rows: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
+SCANNED_ROWS = 256
+"""Unpacked relations up to this many rows answer membership by a scan; larger ones by a sorted copy."""
+
+
 class EncodedRelation(Set):
     """A read-only set of tuples of constants stored as sorted unique id rows.
 
@@ -238,7 +242,17 @@ class EncodedRelation(Set):
             probe = pack([np.array([i], INT) for i in ids], len(self.dictionary))  # type: ignore[misc]
             return bool(self.contains_keys(probe)[0])
         assert self._rows is not None
-        return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
+        if len(self._rows) <= SCANNED_ROWS:
+            return bool((self._rows == np.array(ids, INT)).all(axis=1).any())
+        # Rows too wide to pack: a scan per probe made view updates over OpenFlights' 67,663
+        # nine-column routes spend 10 s in membership tests (issue 31); the rows as opaque
+        # scalars, sorted once and kept like an index, answer by binary search.
+        keys = self.indexes.get("rows")
+        if keys is None:
+            keys = self.indexes["rows"] = np.sort(row_view(self._rows))
+        probe = row_view(np.array([ids], INT))
+        at = int(np.searchsorted(keys, probe)[0])
+        return at < len(keys) and keys[at] == probe[0]
 
     def first(self, n: int) -> list[tuple]:
         """The first ``n`` tuples in the order of constants, decoding only those.

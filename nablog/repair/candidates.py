@@ -257,7 +257,9 @@ def domains(stats: Statistics, column: int, rows: Sequence[int], context: Sequen
     cell_of = np.repeat(np.arange(len(rows_arr)), cand.shape[1])
     flat = cand.ravel()
     valid = flat >= 0
-    pairs = np.unique(np.stack([cell_of[valid], flat[valid]], axis=1), axis=0)
+    width = len(col.values)
+    packed = np.unique(cell_of[valid] * width + flat[valid])  # one integer per (cell, candidate): a 1-D sort
+    pairs = np.stack([packed // width, packed % width], axis=1)
     energy = energies(stats, column, rows_arr[pairs[:, 0]], pairs[:, 1], context)
     out: dict[int, Domain] = {}
     start = 0

@@ -145,19 +145,28 @@ class CellProblem:
         groups: dict[int, list[int]] = {}
         for c in range(len(self.domains)):
             groups.setdefault(find(c), []).append(c)
+        # Each factor's rows and each instance bucketed by component once (not per component).
+        rows_of: dict[tuple[int, int], list[KeyRow]] = {}
+        for f, factor in enumerate(self.keys):
+            for r in factor.rows:
+                cells = _row_cells(r)
+                if cells:
+                    rows_of.setdefault((find(cells[0]), f), []).append(r)
+        instances_of: dict[int, list[InstanceFactor]] = {}
+        for inst in self.instances:
+            instances_of.setdefault(find(inst.cells[0]), []).append(inst)
         out = []
-        for cells in groups.values():
+        for root, cells in groups.items():
             index = {c: i for i, c in enumerate(cells)}
             sub = CellProblem([self.domains[c] for c in cells])
-            for factor in self.keys:
-                rows = [r for r in factor.rows if _row_cells(r) and _row_cells(r)[0] in index]
+            for f, factor in enumerate(self.keys):
+                rows = rows_of.get((root, f), [])
                 if rows:
                     new_rows = [KeyRow(tuple(index[p] if isinstance(p, int) else p for p in r.lhs), index[r.rhs] if r.rhs is not None else None, r.value) for r in rows]
                     reach = {k for r in new_rows for k, _ in r.keys(sub.domains)}
                     sub.keys.append(KeyFactor(factor.name, new_rows, {k: v for k, v in factor.fixed.items() if k in reach}))
-            for inst in self.instances:
-                if inst.cells[0] in index:
-                    sub.instances.append(InstanceFactor(inst.name, tuple(index[c] for c in inst.cells), inst.violated))
+            for inst in instances_of.get(root, []):
+                sub.instances.append(InstanceFactor(inst.name, tuple(index[c] for c in inst.cells), inst.violated))
             out.append(Component(cells, sub))
         return out
 
@@ -264,7 +273,9 @@ def solve_clingo(problem: CellProblem, limit: int = 1, deadline: float | None = 
             handle.cancel()
         exhausted = handle.get().exhausted
     if not models:
-        raise RuntimeError("clingo found no assignment for a cell-repair component (every cell keeps its own value, so one exists)")
+        # The deadline came before the first model: every cell keeps its value (never a guess).
+        violations, cost = problem.measure(tuple([0] * n))
+        return [Solution(tuple([0] * n), violations, cost, optimal=False)]
     if limit > 1:
         proven = [m for m in models if m[2]]
         chosen = proven[:limit] if proven else models[-1:]

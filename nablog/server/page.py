@@ -88,6 +88,16 @@ class Page:
             raise NablogError(f"unknown candidates {candidates!r}", hint="attribute (the default) or herbrand, as nablog propose --candidates")
         return candidates
 
+    async def _apart(self, work):
+        """``work(db)`` in a child process on the database as it is now (:meth:`nablog.database.
+        Database.apart`, as ``POST /propose``): the lock is held for the fork only, so queries
+        and commits never wait for an explanation or a repair; its answer is awaited in a thread."""
+        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: work(db))
+        try:
+            return await anyio.to_thread.run_sync(search.result)
+        finally:
+            search.cancel()
+
     def _guard(self, request: Request, write: bool) -> Response | None:
         return None if self.server.authorized(request, write) else unauthorized()
 
@@ -201,13 +211,12 @@ class Page:
         changes = Changes()
         changes.insert, changes.delete = tuple(map(parse_atom, insert)), tuple(map(parse_atom, delete))
 
-        def run():
-            with self.db.locked():
-                why = self.db.why_realization(body["request"], changes)
-                pictures = [{"change": c, "kind": kind, "svg": w.svg()} for kind, items in (("requested", why.requested), ("side effect", why.side_effects)) for c, w in items]
-                return {"version": self.db.version, "text": why.text(), "needs": [n.line() for n in why.needs], "pictures": pictures}
+        def work(db):
+            why = db.why_realization(body["request"], changes)
+            pictures = [{"change": c, "kind": kind, "svg": w.svg()} for kind, items in (("requested", why.requested), ("side effect", why.side_effects)) for c, w in items]
+            return {"version": db.version, "text": why.text(), "needs": [n.line() for n in why.needs], "pictures": pictures}
 
-        return JSONResponse(await anyio.to_thread.run_sync(run))
+        return JSONResponse(await self._apart(work))
 
     async def choose(self, request: Request) -> Response:
         """Apply the realization the client was shown: proposed again at the same version (the
@@ -276,13 +285,12 @@ class Page:
 
     # -- repair -----------------------------------------------------------------------------------
 
-    def _repairs(self):
-        """The correction tables (tuples) and the cell repair of the current data."""
+    def _repairs(self, db):
+        """The correction tables (tuples) and the cell repair of ``db``'s current data."""
         from ..repair import repair
         from ..repair.cells import repair_cells
         from ..repair.output import ordered_relations
 
-        db = self.db
         tables = repair(db.rules, db.model(), engine=db.engine, limit=REPAIR_TABLES, timeout=self.server.deadline)
         try:
             relations = ordered_relations(db)
@@ -295,21 +303,20 @@ class Page:
         if (refused := self._guard(request, write=False)) is not None:
             return refused
 
-        def run():
-            with self.db.locked():
-                violations = [v.to_json() for v in self.db.violations(limit=20)]
-                if not violations:
-                    return {"version": self.db.version, "violations": [], "tables": [], "cells": None}
-                tables, _, cells = self._repairs()
-                return {
-                    "version": self.db.version,
-                    "violations": violations,
-                    "status": tables.status,
-                    "tables": [{**t.to_json(), "fresh": list(t.fresh)} for t in tables.tables],
-                    "cells": cells if isinstance(cells, str) else {"consistent": cells.consistent, "corrections": [c.to_json() for c in cells.corrections]},
-                }
+        def work(db):
+            violations = [v.to_json() for v in db.violations(limit=20)]
+            if not violations:
+                return {"version": db.version, "violations": [], "tables": [], "cells": None}
+            tables, _, cells = self._repairs(db)
+            return {
+                "version": db.version,
+                "violations": violations,
+                "status": tables.status,
+                "tables": [{**t.to_json(), "fresh": list(t.fresh)} for t in tables.tables],
+                "cells": cells if isinstance(cells, str) else {"consistent": cells.consistent, "corrections": [c.to_json() for c in cells.corrections]},
+            }
 
-        return JSONResponse(await anyio.to_thread.run_sync(run))
+        return JSONResponse(await self._apart(work))
 
     async def repair_apply(self, request: Request) -> Response:
         if (refused := self._guard(request, write=True)) is not None:
@@ -324,7 +331,7 @@ class Page:
             with db.locked():
                 if db.version != version:
                     return None
-                tables, relations, cells = self._repairs()
+                tables, relations, cells = self._repairs(db)
                 if kind == "tuples":
                     if not 0 <= index < len(tables.tables):
                         raise NablogError(f"there is no correction table {index + 1}", hint=f"choose one of 1 to {len(tables.tables)}")

@@ -3,13 +3,22 @@
 Seed 003, Example 1 (note on realization (c)): a realization that inserts through an existential
 variable "recurs once per existing constant, which a good answer shows as one realization with a
 parameter". Realizations of one size are grouped when they have the same shape (the same
-predicates in the same order) and one argument position — the parameter — takes a different value
-in every member; the other varying positions are then functions of it (the current head of the
-department chosen, say).
+predicates in the same order) and differ only in a value — the parameter, at one or more argument
+positions. From :data:`FAMILY_MIN` alike realizations on, the other positions that vary with the
+parameter fold too (the current head of the department chosen, say), as variables of the pattern
+whose values are a function of the parameter's.
+
+Two realizations fold only when the parameter is all that differs between them: with two members
+a value that depends on the parameter cannot be told from one chosen on its own, and two
+independent choices are two realizations, not one with a parameter. So AC/DC's two albums are one
+family (issue 31: ``+track(new1, "New Song", D, ..)``), while replacing one of two albums, whose
+title and artist vary with it, stays two rows.
 
 >>> from nablog.lang import Atom
->>> [f.pattern for f in find_families([((Atom("m", ("a", d)), Atom("h", (d, "x"))), ()) for d in ("d1", "d2", "d3")], 3)]
+>>> [f.pattern for f in find_families([((Atom("m", ("a", d)), Atom("h", (d, "x"))), ()) for d in ("d1", "d2")])]
 [((Atom(pred='m', args=('a', Var(name='D'))), Atom(pred='h', args=(Var(name='D'), 'x'))), ())]
+>>> len(find_families([((Atom("m", ("a", d)), Atom("h", (d, x))), ()) for d, x in (("d1", "x"), ("d2", "y"))]))
+2
 """
 
 from __future__ import annotations
@@ -21,7 +30,8 @@ from ..lang import Atom, Var, constant_sort_key
 
 ChangeSet = tuple[tuple[Atom, ...], tuple[Atom, ...]]  # (insert, delete), each sorted
 FAMILY_MIN = 3
-"""Fewest members a family has; fewer alike realizations are listed one by one."""
+"""Fewest members of a family whose members differ in more than the parameter (in values that vary
+with it); two realizations that differ in the parameter alone are a family too."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,9 @@ class Family:
 
 
 def find_families(change_sets: Sequence[ChangeSet], least: int = FAMILY_MIN) -> list[Family | ChangeSet]:
-    """The change sets of one size, with each family of at least ``least`` alike ones folded into a
-    :class:`Family`; the rest stay as they are. Order: as given, a family at its first member."""
+    """The change sets of one size, with each family folded into a :class:`Family`: at least
+    ``least`` alike ones, or two or more that differ in one value only (see the module's text);
+    the rest stay as they are. Order: as given, a family at its first member."""
     by_shape: dict[tuple, list[int]] = {}
     for i, (insert, delete) in enumerate(change_sets):
         shape = (tuple((a.pred, a.arity) for a in insert), tuple((a.pred, a.arity) for a in delete))
@@ -68,7 +79,7 @@ def find_families(change_sets: Sequence[ChangeSet], least: int = FAMILY_MIN) -> 
     folded: dict[int, Family] = {}
     absorbed: set[int] = set()
     for indices in by_shape.values():
-        if len(indices) < least:
+        if len(indices) < 2:
             continue
         for family, members in _split(change_sets, indices, least):
             folded[members[0]] = family
@@ -91,6 +102,8 @@ def _split(change_sets, indices, least):
     parameter = next((q for q in positions if len(set(columns[q])) == len(rows)), None)
     if parameter is None:
         return []
+    if len(rows) < least and any(len(set(columns[q])) > 1 and columns[q] != columns[parameter] for q in positions):
+        return []  # fewer than ``least``: only the parameter may differ
     # One variable per distinct column of values among the varying positions, the parameter first.
     names: dict[tuple, Var] = {columns[parameter]: Var("D")}
     for q in positions:

@@ -28,7 +28,7 @@ from ..lang.delta import shown_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .condition import family_condition
-from .family import FAMILY_MIN, Family, find_families
+from .family import Family, find_families
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .prepared import request_folding
 from .whole import asp_problem, has_aggregates, whole_problem
@@ -390,7 +390,7 @@ def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
         else:
             orbits.setdefault(orbit[0], orbit[1])
     plain.sort(key=_change_key)
-    items = find_families(plain, FAMILY_MIN if families else len(plain) + 1) + list(orbits.values())
+    items = (find_families(plain) if families else plain) + list(orbits.values())
 
     def first(item):
         return _change_key(item.member(item.bindings[0]) if isinstance(item, Family) else item)
@@ -497,7 +497,7 @@ def _rows(found, families: bool):
         by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
     for size in sorted(by_size):
         level = sorted(by_size[size], key=_change_key)
-        yield from find_families(level, FAMILY_MIN if families else len(level) + 1)
+        yield from find_families(level) if families else level
 
 
 def _row_count(found, families: bool) -> int:

@@ -157,7 +157,7 @@ class Realization:
                         hint=f"name its variables: --set {self.family.parameter.name}=VALUE",
                     )
                 member = self.member(holding[0])
-            return Realization(member.insert, member.delete, member.side_effects, tuple(f for f in self.fresh if f in fresh), member.reason, self.basis, request=self.request).substitute(fresh)
+            return Realization(member.insert, member.delete, member.side_effects, self.fresh, member.reason, self.basis, request=self.request).substitute(fresh)
 
         changes = self.delta.substitute(values)
         effects = self.side_effects

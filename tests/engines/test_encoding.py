@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from tests.strategies import examples
 
 from nablog.engines import PythonEngine
-from nablog.engines.encoding import ConstantDictionary, EncodedRelation, fits_in_key
+from nablog.engines.encoding import SCANNED_ROWS, ConstantDictionary, EncodedRelation, fits_in_key
 from nablog.engines.algebra import FEW_ROWS, difference, union_disjoint
 from nablog.lang import parse
 
@@ -85,6 +85,18 @@ def test_few_rows_added_to_or_removed_from_a_wide_relation_keep_it_sorted(many, 
         rebuilt = EncodedRelation.from_rows(d, expected[name], WIDE)
         assert set(rel) == expected[name], name
         assert np.array_equal(np.stack(rel.columns(), 1), np.stack(rebuilt.columns(), 1)), name
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.sets(wide_rows, min_size=SCANNED_ROWS + 1, max_size=SCANNED_ROWS + 60), st.lists(wide_rows, max_size=40))
+def test_membership_in_a_large_wide_relation_equals_the_set_of_its_rows(rows, probes):
+    # Past SCANNED_ROWS an unpacked relation answers by binary search over a sorted copy of its
+    # rows (OpenFlights' routes: a scan per probe cost 10 s of a proposal, issue 31).
+    d = ConstantDictionary.build(range(100))
+    rel = EncodedRelation.from_rows(d, rows, WIDE)
+    assert not rel.packed
+    for probe in [*probes, *list(rows)[:20], (101,) * WIDE, (0,) * (WIDE - 1)]:
+        assert (probe in rel) == (probe in rows), probe
 
 
 def test_an_update_with_a_new_constant_moves_a_wide_model_to_the_extended_dictionary():

@@ -134,13 +134,16 @@ def test_a_trusted_dependency_keeps_holding():
         assert s[1] != t[1] or s[2] == t[2]
 
 
-def test_enumerate_gives_equally_good_alternatives():
+def test_a_group_without_a_majority_is_left_violated_never_guessed():
+    # A tie says nothing about which value is right: nothing changes, even with --enumerate, and
+    # the violation is reported; a group with a majority next to it is repaired.
     program = parse("#columns r(k, v). #fd r: k -> v.")
-    rows = [("a", "x"), ("a", "y")]  # a tie: either value
-    result = repair_cells(program, {"r": rows}, limit=5)
-    found = {tuple((c.row, c.new) for c in corrections) for corrections in [result.corrections] + result.alternatives}
-    assert found == {((0, "y"),), ((1, "x"),)}
-    assert repair_cells(program, {"r": rows}).alternatives == []
+    rows = [("a", "x"), ("a", "y"), ("b", "u"), ("b", "u"), ("b", "w")]
+    for limit in (1, 5):
+        result = repair_cells(program, {"r": rows}, limit=limit)
+        assert [(c.row, c.new) for c in result.corrections] == [(4, "u")]
+        assert result.alternatives == []
+        assert result.status == "partial" and [name for name, _ in result.left] == ["fd_r__k__v"]
 
 
 def test_the_correction_type_is_a_value():
