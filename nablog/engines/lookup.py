@@ -33,6 +33,7 @@ class ModelIndex:
         self._indexes: dict[tuple[str, tuple[int, ...]], object] = {}
         self._values: dict[tuple[str, int], set] = {}
         self._constants: set | None = None
+        self._used: dict | None = None
         # Tables other rooms derive from this model (view updating's classes of interchangeable
         # values, say): the model never changes, so they are built once and kept with it.
         self.tables: dict = {}
@@ -77,18 +78,43 @@ class ModelIndex:
         return self._values[key]
 
     def constants(self) -> set:
-        """Every constant of the model (for the python engine's models, of its dictionary)."""
+        """Every constant of the model: its active domain, the values some tuple holds (a
+        dictionary also keeps the constants of tuples since deleted — an undone commit's, say —
+        and those must not count)."""
         if self._constants is None:
-            dictionaries = {r.dictionary for r in self.model.values() if isinstance(r, EncodedRelation)}
             out: set = set()
-            for d in dictionaries:
-                out.update(d.values)
+            for dictionary, used in self._used_codes().values():
+                out.update(dictionary.decode_column(np.flatnonzero(used)))
             for rel in self.model.values():
                 if not isinstance(rel, EncodedRelation):
                     for row in rel:
                         out.update(row)
             self._constants = out
         return self._constants
+
+    def has_constant(self, value: object) -> bool:
+        """Whether some tuple of the model holds ``value`` (one lookup per dictionary, not a set
+        of every constant: that is a second at 1e6 facts)."""
+        plain = False
+        for dictionary, used in self._used_codes().values():
+            code = dictionary.id(value)
+            if code is not None and code < len(used) and used[code]:
+                return True
+        for rel in self.model.values():
+            if not isinstance(rel, EncodedRelation):
+                plain = True
+        return plain and value in self.constants()
+
+    def _used_codes(self) -> dict[int, tuple[object, np.ndarray]]:
+        """For each dictionary of the model's columnar relations, which of its codes a tuple holds."""
+        if self._used is None:
+            self._used = {}
+            for rel in self.model.values():
+                if isinstance(rel, EncodedRelation) and len(rel) and rel.arity:
+                    dictionary, used = self._used.setdefault(id(rel.dictionary), (rel.dictionary, np.zeros(len(rel.dictionary), dtype=bool)))
+                    for column in rel.columns():
+                        used[column] = True
+        return self._used
 
 
 class _SortedIndex:
