@@ -371,7 +371,7 @@ def kept_monitor(edges: set) -> Monitor:
 
 def subscriber_monitor(db: Database) -> Monitor:
     """The materialized monitor serving ``db``'s subscriptions."""
-    return next(m for (mode, _), m in db._hub._monitors.items() if mode == "materialized")
+    return next(m for (mode, _), m in db.state.hub._monitors.items() if mode == "materialized")
 
 
 def probe_stream(name: str, edges: set, commits: int) -> list[list[str]]:

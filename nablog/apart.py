@@ -30,21 +30,19 @@ import pickle
 import signal
 import struct
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 from .lang import NablogError
 
-if TYPE_CHECKING:
-    from .database import Database
-
 T = TypeVar("T")
+D = TypeVar("D")  # what the work reads: a nablog.database.Database (not imported: Database imports this)
 
 
 class Apart(Generic[T]):
     """A child process running ``work(db, send)`` on ``db`` as it was when started (call it with
     the database's lock held: :meth:`nablog.database.Database.apart`)."""
 
-    def __init__(self, db: "Database", work: Callable[["Database", Callable[[Any], None]], T]):
+    def __init__(self, db: D, work: Callable[[D, Callable[[Any], None]], T]):
         read, write = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - the child (its coverage is not collected)
@@ -128,7 +126,7 @@ class Apart(Generic[T]):
 _HEAD = struct.Struct("<Q")  # a frame's length
 
 
-def _run_child(db: "Database", work: Callable, answer: int) -> None:  # pragma: no cover - the child
+def _run_child(db: Any, work: Callable, answer: int) -> None:  # pragma: no cover - the child
     def write(kind: str, value: Any) -> None:
         try:
             data = pickle.dumps((kind, value))

@@ -14,22 +14,19 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
-import threading
-from collections.abc import MutableSet, Set
+from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
-from .engines import Engine, Model, PythonEngine, get_engine
+from .engines import Engine, Model, get_engine
 from .engines.base import relation_arity
-from .engines.violations import VIOLATION_PREFIX, Violation, find_violations
+from .engines.violations import VIOLATION_PREFIX, Violation
 from .io.stores import Stores
 from .lang import (
     Atom,
     ConstrainedRule,
-    ConstraintError,
     Delta,
     Denial,
     Facts,
@@ -39,6 +36,7 @@ from .lang import (
     QueryError,
     Requirement,
     Rule,
+    SPLIT_PREFIX,
     analyze,
     base_part,
     check_arities,
@@ -49,8 +47,9 @@ from .lang import (
     row_sort_key,
     separate_facts,
 )
-from .lang.ast import Aggregate
-from .lang.errors import AnalysisError
+from .lang.analysis import check_signature
+from .lang.errors import AnalysisError, did_you_mean
+from .state import State
 from .transforms.flatten import flatten
 from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
@@ -58,7 +57,8 @@ from .views.subscriptions import matches
 if TYPE_CHECKING:
     from .apart import Apart
     from .explain import Explainer, Why
-    from .solver import Proposal, Realization, Request, Update
+    from .lang.delta import Update
+    from .solver import Proposal, ProposeOptions, Realization, Request
     from .views.subscriptions import Subscription
 
 # Committed facts are parsed from text on every commit, and a stream of commits names the same
@@ -98,37 +98,31 @@ class Database:
         engine: str | Engine = "python",
         sources: Sequence = (),
         strict: bool = False,
+        *,
+        stores: "Stores | None" = None,
+        version: int = 0,
+        basis: str | None = None,
         **engine_options,
     ):
         self.sources = list(sources)
         self.program_paths: list[Path] = []
-        self.stores: Stores | None = Stores([], self.sources) if self.sources else None
-        self._version = 0
         check_arities(program)  # before facts leave the program, so that a clash is located
         self.mediator = None
         if is_mediated(program.statements):  # seed 000: rules and facts form a mediator
             self.mediator = Mediator(program.statements, facts)
             program = Program(tuple(s for s in program.statements if not isinstance(s, (Rule, ConstrainedRule))))
-        self.rules, self._facts = separate_facts(program, facts)
+        self.rules, base_facts = separate_facts(program, facts)
         self.program = program
         self.analysis = analyze(self.rules)
-        self.warnings: list[NablogWarning] = self._check_defined(strict)
+        self.warnings: list[NablogWarning] = self._check_defined(base_facts, strict)
         flat = flatten(self.rules)  # atoms of variables and constants only, for every engine and transform
         if flat is not self.rules:
             self.rules, self.analysis = flat, analyze(flat)
         self.engine = get_engine(engine, **engine_options) if isinstance(engine, str) else engine
-        self._model: Model | None = None
-        self.basis = self.fingerprint()  # of the data the database was read from
-        self._violations: list[Violation] | None = None
-        self._python_model: Model | None = None
-        # Base changes of commits whose induced update the monitors computed, not yet applied to
-        # the python model (see _defer and _catch_up).
-        self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
-        self._index = None  # a ModelIndex over the python model, for view updating
-        self._python_violations: list[Violation] | None = None
-        self._lock = threading.RLock()  # one writer at a time; a snapshot sees no half commit
-        self._hub = None  # the subscriptions (views.subscriptions.Hub), made on first subscribe
-        self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
+        if stores is None and self.sources:
+            stores = Stores([], self.sources)
+        # The facts, what is kept over them, the version and the one write path (nablog/state.py).
+        self.state = State(self.rules, base_facts, self.engine, stores, version, basis)
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -171,11 +165,8 @@ class Database:
             basis, (program, facts, version) = None, read()
         else:
             basis, (program, facts, version) = stores.read_consistently(read)
-        db = cls(program, facts, engine, sources=sources, **options)
+        db = cls(program, facts, engine, sources=sources, stores=stores, version=version, basis=basis or None, **options)
         db.program_paths = [Path(p) for p in paths]
-        db.stores = stores
-        db._version = version
-        db.basis = basis or db.fingerprint()
         return db
 
     @classmethod
@@ -189,12 +180,9 @@ class Database:
         from .sql.open import open_url, refusal_warnings
 
         program, facts, store, refused, basis, version = open_url(url, paths)
-        db = cls(program, facts, engine, **options)
+        db = cls(program, facts, engine, stores=store, version=version, basis=basis, **options)  # a SqlStore answers what State asks of Stores
         db.warnings = refusal_warnings(refused) + db.warnings
         db.program_paths = [Path(p) for p in paths]
-        db.stores = store  # type: ignore[assignment]  # a SqlStore answers what Database asks of Stores
-        db._version = version
-        db.basis = basis
         return db
 
     def refresh(self) -> "Update | None":
@@ -203,40 +191,35 @@ class Database:
         the model as a commit (subscribers are told), and the induced update is returned; None
         when nothing changed. :meth:`propose` and :meth:`query` call it first, so no proposal is
         computed on a stale state."""
-        stores = self.stores
-        if not hasattr(stores, "relations_by_name"):
+        if not hasattr(self.stores, "relations_by_name"):
             return None
-        with self._lock:
-            if stores.fingerprint() == self.basis:
-                return None
-            basis, facts = stores.read_consistently(stores.load)
-            changes = {}
-            for pred in set(facts) | set(self._facts):
-                new, old = facts.get(pred, set()), self._facts.get(pred, set())
-                if new != old:
-                    changes[pred] = (new - old, old - new)
-            stores.settled = basis
-            return self._changed(changes)
+        return self.state.refresh()
 
-    def _sql_request(self, request):
-        """A request written in SQL (INSERT/DELETE/UPDATE on a view), as nablog's ``+v(…). -v(…).``."""
+    def parse_request(self, request: "Request | str") -> "Request":
+        """A view-update request as the solver takes it: ``+v(…). -v(…).`` parsed, or one written
+        in SQL (INSERT/DELETE/UPDATE on a view of a database opened by its URL) translated into
+        it; a :class:`~nablog.solver.Request` as it is. Parsed once, it is handed on as it is
+        (to :meth:`propose`, and with each realization to :meth:`apply`)."""
+        from .solver import parse_request
         from .sql.requests import is_sql_request, sql_request
 
-        if not isinstance(request, str) or not is_sql_request(request):
+        if not isinstance(request, str):
             return request
+        if not is_sql_request(request):
+            return parse_request(request)
         store = self.stores if hasattr(self.stores, "relations_by_name") else None
         if store is None:
             raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
-        return sql_request(request, store.relations_by_name, store.url.dialect, store)
+        return parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
 
     # -- validation -------------------------------------------------------------------------------
 
-    def _check_defined(self, strict: bool) -> list[NablogWarning]:
+    def _check_defined(self, facts: Facts, strict: bool) -> list[NablogWarning]:
         """Every predicate used in a body, constraint or requirement has rules, facts or ``#base``;
         one that has none is an empty base relation, with one warning per predicate (an error
         when ``strict``)."""
         arities = self.rules.signatures
-        for pred, rows in self._facts.items():
+        for pred, rows in facts.items():
             for row in rows:
                 if pred in arities and len(row) != arities[pred]:
                     raise AnalysisError(
@@ -244,21 +227,18 @@ class Database:
                         hint="the data's columns must match the predicate's arguments, in order",
                     )
                 break
-        return empty_base_relations(self.rules, set(self._facts), strict, ("base__", VIOLATION_PREFIX))
+        return empty_base_relations(self.rules, set(facts), strict, ("base__", VIOLATION_PREFIX))
 
     # -- the model --------------------------------------------------------------------------------
 
     @property
     def facts(self) -> Facts:
         """The base facts, relation name to set of tuples (a split predicate's under ``base__p``)."""
-        return self._facts
+        return self.state.facts
 
     def model(self) -> Model:
         """The perfect model: every base and derived relation as a set of tuples."""
-        self._catch_up()
-        if self._model is None:
-            self._model = self.engine.evaluate(self.rules, self._facts)
-        return self._model
+        return self.state.model()
 
     @property
     def derived(self) -> list[str]:
@@ -269,7 +249,7 @@ class Database:
         """The tuples of one relation in the model."""
         model = self.model()
         if pred not in model:
-            raise QueryError(f"unknown predicate {pred}", hint=_suggest(pred, model) or "check the name")
+            raise QueryError(f"unknown predicate {pred}", hint=did_you_mean(pred, model, _HIDDEN) or "check the name")
         return model[pred]
 
     def register_domain(self, name: str, **functions) -> None:
@@ -298,25 +278,14 @@ class Database:
         self.refresh()
         if isinstance(atom, str):
             atom = parse_atom(atom)
-        known = self._facts if magic else self.model()
+        known = self.facts if magic else self.model()
         arities = {**{p: relation_arity(r) for p, r in known.items()}, **self.rules.signatures}
-        if atom.pred not in arities:
-            raise QueryError(
-                f"unknown predicate {atom.pred}/{atom.arity} in the query",
-                atom.loc,
-                _suggest(atom.pred, arities) or "query a predicate that has rules or facts",
-            )
-        if arities[atom.pred] != atom.arity:
-            raise QueryError(
-                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the query gives {atom.arity} argument{'' if atom.arity == 1 else 's'}",
-                atom.loc,
-                f"write {atom.pred} with {arities[atom.pred]} arguments",
-            )
+        check_signature(atom, arities, "query", "query a predicate that has rules or facts", _HIDDEN)
         if magic:
             from .transforms.magic import magic_sets
 
             rewrite = magic_sets(self.rules, atom)
-            rows = self.engine.evaluate(rewrite.program, self._facts).get(rewrite.answer.pred, ())
+            rows = self.engine.evaluate(rewrite.program, self.facts).get(rewrite.answer.pred, ())
         else:
             rows = self.model().get(atom.pred, ())
         return sorted((row for row in rows if matches(atom, row)), key=row_sort_key)
@@ -345,13 +314,8 @@ class Database:
     def explainer(self, python: bool = False) -> "Explainer":
         """The proofs over the current model — the python engine's with ``python=True``, as view
         updating reasons on it — kept (with the heights found) until the model changes."""
-        from .explain import Explainer
-
-        model = self.python_model() if python else self.model()
-        if self._explainer is None or self._explainer.model is not model:
-            originals = [s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact()]
-            self._explainer = Explainer(self.rules, model, originals)
-        return self._explainer
+        originals = (s for s in self.program.statements if isinstance(s, Rule) and not s.is_fact())
+        return self.state.explainer(originals, python)
 
     def why_realization(self, request: "Request | str", realization: "Realization", depth: int | None = None):
         """Why a realization of ``request`` changes what it changes: what fails without each
@@ -397,7 +361,7 @@ class Database:
         model = self.model()
         arities = {**{p: relation_arity(r) for p, r in model.items() if len(r)}, **self.rules.signatures}
         if atom.pred not in arities and atom.pred not in model:
-            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, _suggest(atom.pred, arities) or "ask about a predicate that has rules or facts")
+            raise QueryError(f"unknown predicate {atom.pred}/{atom.arity}", atom.loc, did_you_mean(atom.pred, arities, _HIDDEN) or "ask about a predicate that has rules or facts")
         if atom.pred in arities and arities[atom.pred] != atom.arity:
             raise QueryError(f"predicate {atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
         return atom
@@ -411,40 +375,26 @@ class Database:
     def violations(self, limit: int | None = None) -> list[Violation]:
         """Each violated constraint with its count of violated ground instances and their
         witnesses (the first ``limit`` of them per constraint when given; counts stay exact)."""
-        if self._violations is not None:
-            return self._violations if limit is None else [v.first(limit) for v in self._violations]
-        found = find_violations(self.rules, self.model(), self.engine, limit=limit)
-        if limit is None:
-            self._violations = found
-        return found
+        return self.state.violations(limit)
 
     # -- view updating ----------------------------------------------------------------------------
 
     def python_model(self) -> Model:
         """The model computed by the python engine (what view updating reasons and verifies on)."""
-        if self.engine.name == "python":
-            return self.model()
-        self._catch_up()
-        if self._python_model is None:
-            self._python_model = PythonEngine().evaluate(self.rules, self._facts)
-        return self._python_model
+        return self.state.python_model()
 
     def propose(
         self,
         request: "Request | str",
-        method: str = "asp",
-        limit: int | None = None,
-        timeout: float | None = None,
-        candidates: str = "attribute",
-        max_fresh: int = 2,
-        protect: Iterable[str | Atom] = (),
-        exhaustive: bool = True,
-        families: bool = True,
+        options: "ProposeOptions | None" = None,
+        *,
         on_realization: "Callable[[Realization], None] | None" = None,
         progress: "Callable[[str], None] | None" = None,
+        **changes,
     ) -> "Proposal":
         """Every subset-minimal realization of a view-update request, smallest first (see
-        :func:`nablog.solver.propose`).
+        :func:`nablog.solver.propose`): ``options`` is a :class:`~nablog.solver.ProposeOptions`,
+        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -453,26 +403,20 @@ class Database:
         from .solver import propose
 
         self.refresh()
-        request = self._sql_request(request)
-        index = self._state_index()  # with the state's violations
+        request = self.parse_request(request)
+        state = self.state
         return propose(
             self.rules,
-            self._facts,
-            self.python_model(),
+            state.facts,
+            state.python_model(),
             request,
-            method=method,
-            limit=limit,
-            timeout=timeout,
-            candidates=candidates,
-            max_fresh=max_fresh,
-            protect=protect,
-            basis=self.basis,
-            index=index,
-            violations=self._python_violations,
-            exhaustive=exhaustive,
-            families=families,
+            options,
+            basis=state.basis,
+            index=state.index(),
+            violations=state.python_violations(),
             on_realization=on_realization,
             progress=progress,
+            **changes,
         )
 
     def prepare(self) -> None:
@@ -489,7 +433,7 @@ class Database:
         """
         from .solver.prepared import prepare
 
-        index = self._state_index()
+        index = self.state.index()
         if not index.tables.get("prepared"):
             prepare(self.rules, self.python_model(), index)
             index.tables["prepared"] = True
@@ -508,21 +452,8 @@ class Database:
         """
         from .apart import Apart
 
-        with self._lock:
+        with self.state.lock:
             return Apart(self, work)
-
-    def _state_index(self):
-        """The :class:`~nablog.engines.lookup.ModelIndex` of the current state's python model
-        (with the model's violations), made once per state."""
-        model = self.python_model()
-        if self._index is None or self._index.model is not model:
-            from .engines.lookup import ModelIndex
-
-            self._index = ModelIndex(model)
-            self._python_violations = (
-                self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
-            )
-        return self._index
 
     def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":
         """The induced update (seed 002, Def. 2) of a change of base facts, without applying it.
@@ -539,15 +470,14 @@ class Database:
         if method in DELETION_METHODS:
             raise NablogError(f"{method} maintains mediated views", hint="this program has no constrained rule: choose incremental, rules, maintenance or rod")
         from .solver import parse_request
+        from .solver.request import check_request
         from .views import propagate
-
-        from .solver.propose import check_request
 
         request = parse_request(update) if isinstance(update, str) else update
         check_request(self.rules, self.python_model(), request)
         derived = self.rules.derived
         for _, atom in request.atoms():
-            if atom.pred in derived and base_part(atom.pred) not in self._facts:
+            if atom.pred in derived and base_part(atom.pred) not in self.facts:
                 raise QueryError(
                     f"{atom.pred} is a view: an update changes base facts only",
                     atom.loc,
@@ -559,7 +489,7 @@ class Database:
             insert.setdefault(atom.pred, set()).add(tuple(atom.args))
         for atom in request.delete:
             delete.setdefault(atom.pred, set()).add(tuple(atom.args))
-        return propagate(self.rules, self._facts, insert, delete, model=self.python_model(), method=method)
+        return propagate(self.rules, self.facts, insert, delete, model=self.python_model(), method=method)
 
     # -- applying changes ---------------------------------------------------------------------------
 
@@ -567,9 +497,23 @@ class Database:
         """What the data was read from, as :meth:`nablog.io.Stores.fingerprint` says (size,
         modification time and inode of every file); for a database held in memory only, the
         number of changes applied to it."""
-        if self.stores is None:
-            return f"in memory, version {self._version}"
-        return self.stores.fingerprint()
+        return self.state.fingerprint()
+
+    @property
+    def stores(self) -> "Stores | None":
+        """Where the facts are kept and commits written (files, or a database by URL); None for
+        a database held in memory only."""
+        return self.state.stores
+
+    @property
+    def basis(self) -> str:
+        """The fingerprint of the data this database's state was read from or last committed."""
+        return self.state.basis
+
+    def locked(self):
+        """A context in which no commit lands (``with db.locked(): ...``): a reader pairs an answer
+        with the :attr:`version` it answers for, and a writer checks and commits as one step."""
+        return self.state.lock
 
     def apply(self, change: "Realization | Delta", request: str = "") -> "Update":
         """Commit a realization's changes (or a correction table's, or any :class:`~nablog.lang.Delta`
@@ -577,7 +521,10 @@ class Database:
         the undo log (:meth:`nablog.io.Stores.commit`) — and return the induced update (seed
         002, Def. 2) on base and derived relations.
 
-        A realization proposed from data that has changed since is refused.
+        A realization proposed from data that has changed since is refused. ``request`` (its text,
+        kept in the undo log) is what the realization is checked against before it is written; a
+        proposed realization carries its request as parsed when proposed, which is checked instead
+        of parsing the text again.
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> print(db.apply(db.propose("+p(1).")[0]).lines())
@@ -590,162 +537,32 @@ class Database:
                 hint="propose again to get realizations for the current data",
             )
         if not isinstance(change, Delta):
-            from .solver import check_before_writing, parse_request
+            from .solver import check_before_writing
 
-            check_before_writing(self.rules, self.python_model(), change, parse_request(self._sql_request(request)) if request else None, not self.violations())
+            checked = (change.request if change.request is not None else self.parse_request(request)) if request else None
+            check_before_writing(self.rules, self.python_model(), change, checked, not self.violations())
         delta = change if isinstance(change, Delta) else change.delta
         if isinstance(change, Delta):
-            from .solver.propose import check_request
+            from .solver.request import check_request
 
             check_request(self.rules, self.python_model(), delta)
-        return self._commit(delta, request)
-
-    def _commit(self, delta: Delta, request: str) -> "Update":
-        """One commit: the real changes of ``delta`` written to the stores (crash-safe, with the undo
-        log: :meth:`nablog.io.Stores.commit`), the facts and model brought up to date, the
-        subscribers told. The version number is written in the same commit as the data (see
-        :meth:`nablog.io.Stores.commit`): after a crash both are old or both new."""
-        with self._lock:
-            # Only true changes count (seed 002, Def. 1); a split predicate's facts are base__p.
-            real = delta.stored(self.rules.derived).real(self._facts).shown()
-            self._refuse_new_violations(real.by_relation())
-            if self.stores is not None:
-                real = self.stores.commit(delta, request=request, basis=self.basis, version=self._version + 1)
-            return self._changed(real.by_relation())
-
-    def _refuse_new_violations(self, changes: dict[str, tuple[set, set]]) -> None:
-        """Raise :class:`ConstraintError` when the change would make a ground instance of a
-        constraint hold that does not hold now (a requirement that holds now would fail): the
-        constraints hold at every commit, as in any database, and one already violated may stay
-        so while no instance is added. Every constraint counts, ``#trusted`` ones too (seed 004,
-        Def. 2.1: Δ holds in the data; it is repair that trusts it and leaves it unrepaired).
-
-        The new instances are the denial instances that use a changed tuple (the engine's
-        delta evaluation: an instance using a gained tuple, or negating a lost one, did not hold
-        before); a denial with an aggregate is evaluated in full on both states and compared."""
-        if not changes or not self.rules.named_constraints():
-            return
-        derived = self.rules.derived
-        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
-        old = self.python_model()
-        new, gained, lost = PythonEngine().update(
-            self.rules, old, insert={stored(p): c[0] for p, c in changes.items()}, delete={stored(p): c[1] for p, c in changes.items()}, changes=True
-        )
-        engine = PythonEngine()
-        whole = {name for name, c in self.rules.named_constraints() if isinstance(c, Requirement) or any(isinstance(b, Aggregate) for b in c.body)}
-        added = []
-        before = None
-        for v in find_violations(self.rules, new, engine, changes=(gained, lost)):
-            if v.constraint in whole:
-                # A requirement, or a denial with an aggregate (evaluated in full): compare.
-                if before is None:
-                    before = {u.constraint: u for u in find_violations(self.rules, old, engine)}
-                had = before.get(v.constraint)
-                kept = set(had.witnesses) if had is not None else set()
-                fresh = [(w, b) for w, b in zip(v.witnesses, v.bindings) if w not in kept] if v.witnesses != ((),) else ([] if had else [((), {})])
-                if not fresh:
-                    continue
-                v = Violation(v.constraint, v.text, len(fresh), tuple(w for w, _ in fresh), tuple(b for _, b in fresh))
-            added.append(v)
-        if added:
-            shown = "; ".join(
-                f"{v.constraint} ({v.count} new instance{'' if v.count == 1 else 's'}: " + ", ".join(" ".join(map(str, w)) for w in v.witnesses[:3]) + ("" if v.count <= 3 else ", ...") + ")"
-                if any(v.witnesses) else f"{v.constraint} (which holds now)"
-                for v in added
-            )
-            raise ConstraintError(
-                f"the change would violate {shown}",
-                added,
-                hint="nothing was written; change the transaction so that no new instance holds, or ask for realizations that keep the constraints (nablog propose)",
-            )
+        return self.state.commit(delta, request)
 
     def undo(self) -> "Update | None":
         """Undo the newest change committed to this database's files (byte for byte, see
         :meth:`nablog.io.Stores.undo`); None when there is none."""
         if self.stores is None:
             raise NablogError("undo needs a database read from files", hint="give the program files")
-        with self._lock:
-            inverse = self.stores.undo(version=self._version + 1)
-            return None if inverse is None else self._changed(inverse.by_relation())
-
-    def _changed(self, changes: dict[str, tuple[set, set]]) -> "Update":
-        """Bring facts and model up to date after a commit, tell the subscribers what changed in
-        their answers, and return the induced update."""
-        from .solver.realization import induced_update
-
-        insert = {p: c[0] for p, c in changes.items()}
-        delete = {p: c[1] for p, c in changes.items()}
-        derived = self.rules.derived
-        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
-        notify = {}
-        full = None
-        if self._hub is not None and self._hub.subscriptions:
-            # Seed 001: the differentials are computed from the state before the change.
-            notify = self._hub.differentials(
-                self._facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self._version
-            )
-            full = self._hub.derived_changes(derived)
-        if full is not None:
-            # A monitor computed every derived relation's change: that is the induced update, and
-            # the model is brought up to date only when someone reads it (_catch_up).
-            gained = {**{stored(p): r for p, r in insert.items()}, **{p: c[0] for p, c in full.items()}}
-            lost = {**{stored(p): r for p, r in delete.items()}, **{p: c[1] for p, c in full.items()}}
-            self._defer(insert, delete)
-        else:
-            old = self.python_model()
-            new, gained, lost = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
-            self._model = new if self.engine.name == "python" else None
-            self._python_model = None if self.engine.name == "python" else new
-        for pred, (ins, dele) in changes.items():
-            key = stored(pred)
-            rows = self._facts.get(key)
-            if not isinstance(rows, MutableSet):
-                # A read-only relation (engine columns, another model's relation): ``-=`` on it
-                # would only rebind the name and lose the change.
-                rows = self._facts[key] = set(rows or ())
-            rows -= dele
-            rows |= ins
-        self._violations = None
-        self._index = None
-        self._python_violations = None
-        self._version += 1
-        self.basis = self.fingerprint() if self.stores is None else self.stores.settled
-        if notify:
-            self._hub.publish(self._version, notify)
-        return induced_update(gained, lost)
+        return self.state.undo()
 
     # -- commits and subscriptions ----------------------------------------------------------------
-
-    def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
-        """Remember a commit's true base changes for the model (composed with earlier ones)."""
-        if self.engine.name != "python":
-            self._model = None  # another engine evaluates afresh from the facts
-        held = self._model if self.engine.name == "python" else self._python_model
-        if held is None:
-            return  # evaluated from the (current) facts when asked
-        for pred in set(insert) | set(delete):
-            ins, dele = self._pending[0].setdefault(pred, set()), self._pending[1].setdefault(pred, set())
-            for row in delete.get(pred, ()):
-                ins.discard(row) if row in ins else dele.add(row)
-            for row in insert.get(pred, ()):
-                dele.discard(row) if row in dele else ins.add(row)
-
-    def _catch_up(self) -> None:
-        """Apply the deferred base changes to the kept model (one DRed pass for all of them)."""
-        if not (self._pending[0] or self._pending[1]):
-            return
-        insert, delete = self._pending
-        self._pending = ({}, {})
-        attr = "_model" if self.engine.name == "python" else "_python_model"
-        if getattr(self, attr) is not None:
-            setattr(self, attr, PythonEngine().update(self.rules, getattr(self, attr), insert=insert, delete=delete))
 
     @property
     def version(self) -> int:
         """The number of the last commit (0 for a database never changed); kept in ``.nablog/version``
         for a database read from files, written in each commit, so numbering continues across
         restarts and crashes."""
-        return self._version
+        return self.state.version
 
     def transaction(self) -> "Transaction":
         """Collect base-fact insertions and deletions and commit them together on leaving the block.
@@ -770,9 +587,9 @@ class Database:
             delta = Delta(frozenset(map(self._base_atom, insert.insert)), frozenset(map(self._base_atom, insert.delete)))
         else:
             delta = Delta(frozenset(map(self._base_atom, insert)), frozenset(map(self._base_atom, delete)))
-        with self._lock:
-            update = self._commit(delta, request or str(delta))
-            return self._version, update
+        with self.state.lock:
+            update = self.state.commit(delta, request or str(delta))
+            return self.state.version, update
 
     def _base_atom(self, atom: str | Atom) -> Atom:
         """A ground atom of a base relation (or of a view's stored facts), checked."""
@@ -781,18 +598,18 @@ class Database:
         if not atom.is_ground():
             raise QueryError(f"{atom} is not ground: a commit changes facts", atom.loc, "write constants for every argument")
         derived = self.rules.derived
-        if atom.pred in derived and base_part(atom.pred) not in self._facts:
+        if atom.pred in derived and base_part(atom.pred) not in self.facts:
             raise QueryError(
                 f"{atom.pred} is a view: a commit changes base facts only",
                 atom.loc,
                 f"to change {atom.pred} through its base facts, ask for realizations: nablog propose ... '+{atom}.'",
             )
-        arities = {**{p: relation_arity(r) for p, r in self._facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
-        if atom.pred not in arities and base_part(atom.pred) not in self._facts:
+        arities = {**{p: relation_arity(r) for p, r in self.facts.items() if len(r)}, **self.rules.signatures, **dict(self.rules.declared_base)}
+        if atom.pred not in arities and base_part(atom.pred) not in self.facts:
             raise QueryError(
                 f"unknown base relation {atom.pred}/{atom.arity}",
                 atom.loc,
-                _suggest(atom.pred, arities) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
+                did_you_mean(atom.pred, arities, _HIDDEN) or f"declare it with '#base {atom.pred}/{atom.arity}.' in the program",
             )
         if atom.pred in arities and arities[atom.pred] != atom.arity:
             raise QueryError(f"{atom.pred} has arity {arities[atom.pred]}, but {atom} has {atom.arity} argument{'' if atom.arity == 1 else 's'}", atom.loc, f"write {atom.pred} with {arities[atom.pred]} arguments")
@@ -816,22 +633,21 @@ class Database:
         the iterator; ``buffer`` bounds the messages kept for a slow reader (see
         :class:`nablog.views.subscriptions.Subscription`).
         """
-        from .views.subscriptions import DEFAULT_BUFFER, Hub, Subscription
+        from .views.subscriptions import DEFAULT_BUFFER, Subscription
 
         if isinstance(query, str):
             query = parse_atom(query)
         subscription = Subscription(query, mode, callback, DEFAULT_BUFFER if buffer is None else buffer)
-        with self._lock:
-            if self._hub is None:
-                self._hub = Hub(self.rules)
-            hub, version = self._hub, self._version
+        state = self.state
+        with state.lock:
+            hub, version = state.subscriptions(), state.version
 
             def answer():  # from a monitor's kept relation, else the model (query checks the predicate and arity)
                 kept = hub.kept_answer(query, version, self.rules.signatures.get(query.pred))
                 return self.query(query) if kept is None else kept
 
             rows = hub.snapshot(query, version, answer)
-            self._hub.add(subscription, rows, self._version, warm=(self._facts, self.python_model))
+            hub.add(subscription, rows, version, warm=(state.facts, state.python_model))
         return subscription
 
     def is_consistent(self) -> bool:
@@ -863,9 +679,8 @@ class Transaction:
             self.version, self.update = self.db.commit(self.inserts, self.deletes)
 
 
-def _suggest(name: str, known: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(name, [k for k in known if not k.startswith(("base__", VIOLATION_PREFIX))], n=1)
-    return f"did you mean {close[0]}?" if close else None
+_HIDDEN = (SPLIT_PREFIX, VIOLATION_PREFIX)
+"""Names never offered as "did you mean": stored facts of split predicates, violation relations."""
 
 
 __all__ = ["Database", "Transaction", "Violation"]

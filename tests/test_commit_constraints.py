@@ -69,7 +69,7 @@ def test_a_commit_is_accepted_exactly_when_it_adds_no_violated_instance(changes)
         atom = f"edge({x}, {y})"
         before = {(v.constraint, w) for v in db.violations() for w in v.witnesses}
         after_db = Database.from_text(LOOPS)
-        after_db._facts = {"edge": (set(db.facts["edge"]) | {(x, y)}) if insert else (set(db.facts["edge"]) - {(x, y)})}
+        after_db.state.facts = {"edge": (set(db.facts["edge"]) | {(x, y)}) if insert else (set(db.facts["edge"]) - {(x, y)})}
         after = {(v.constraint, w) for v in after_db.violations() for w in v.witnesses}
         try:
             db.commit([atom] if insert else [], [] if insert else [atom])

@@ -398,16 +398,15 @@ def _is_request(arg: str) -> bool:
 def protections(args: argparse.Namespace, arities: dict[str, int] | None = None) -> list:
     """The ``--protect`` relations and facts; with the program's ``arities``, one the program does
     not have is refused (a misspelt name would protect nothing)."""
-    import difflib
-
     from ..lang import parse_atom
+    from ..lang.errors import did_you_mean
 
     protected = [p if "(" not in p else parse_atom(p, "--protect") for p in args.protect]
     for item in protected if arities is not None else ():
         pred, arity = (item, None) if isinstance(item, str) else (item.pred, item.arity)
         if pred not in arities:
-            close = difflib.get_close_matches(pred, [p for p in arities if not p.startswith("base__")], n=1)
-            raise NablogError(f"--protect {pred}: the program has no relation {pred}", hint=f"did you mean {close[0]}?" if close else "protect a relation of the program, or a fact of one")
+            hint = did_you_mean(pred, arities, ("base__",)) or "protect a relation of the program, or a fact of one"
+            raise NablogError(f"--protect {pred}: the program has no relation {pred}", hint=hint)
         if arity is not None and arity != arities[pred]:
             raise NablogError(f"--protect {item}: {pred} has arity {arities[pred]}", hint=f"write {pred} with {arities[pred]} arguments")
     return protected

@@ -90,26 +90,30 @@ def print_mediated(out, db: Database, atom: str, ground: bool, as_json: bool) ->
     return 0
 
 
-def _propose(db: Database, args: argparse.Namespace, request: str, limit: int | None = None, max_fresh: int | None = None, **more):
-    progress = Progress.for_terminal()
-    return db.propose(
-        request,
+def _options(args: argparse.Namespace, db: Database):
+    """The proposal options the command line gave (checked once, here; protections against the
+    database's relations)."""
+    from ..solver import ProposeOptions
+
+    return ProposeOptions(
         method=args.method,
-        limit=args.limit if limit is None else limit,
+        limit=args.limit,
         timeout=args.timeout,
         candidates=args.candidates,
-        max_fresh=args.max_fresh if max_fresh is None else max_fresh,
+        max_fresh=args.max_fresh,
         protect=protections(args, arities(db)),
-        progress=progress,
         families=not args.no_families,
-        **more,
     )
+
+
+def _propose(db: Database, options, request, **more):
+    return db.propose(request, options, progress=Progress.for_terminal(), **more)
 
 
 def run_propose(args: argparse.Namespace) -> int:
     """Propose; realizations are printed as they are verified with --stream (or at a terminal),
     and Ctrl-C stops the search and prints what was found."""
-    from ..solver import Proposal, parse_request
+    from ..solver import Proposal
 
     files, request = split_request(args.files)
     db = open_database(args, files)
@@ -120,6 +124,8 @@ def run_propose(args: argparse.Namespace) -> int:
         return 0
     if args.why:
         return print_explained(db, args, request)
+    options = _options(args, db)
+    parsed = db.parse_request(request)  # once: the search and an interrupted search's answer share it
     stream = args.stream or (not args.json and sys.stdout.isatty())
     found: list = []
 
@@ -136,9 +142,9 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        proposal = _propose(db, args, request, on_realization=show)
+        proposal = _propose(db, options, parsed, on_realization=show)
     except KeyboardInterrupt:
-        proposal = Proposal(parse_request(request), "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
+        proposal = Proposal(parsed, "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
     if args.json and stream:
         summary = {k: v for k, v in proposal.to_json().items() if k != "realizations"}
         sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
@@ -157,7 +163,7 @@ def run_propose(args: argparse.Namespace) -> int:
 
 def print_explained(db: Database, args: argparse.Namespace, request: str) -> int:
     """``propose --why``: the proposal, each realization followed by its explanation."""
-    proposal = _propose(db, args, request)
+    proposal = _propose(db, _options(args, db), request)
     explained = [db.why_realization(proposal.request, r) for r in proposal]
     if args.json:
         out = proposal.to_json()
@@ -177,7 +183,13 @@ def print_explained(db: Database, args: argparse.Namespace, request: str) -> int
 def run_apply(args: argparse.Namespace) -> int:
     files, request = split_request(args.files)
     db = open_database(args, files)
-    proposal = _propose(db, args, request)
+    options = _options(args, db)
+    parsed = db.parse_request(request)  # once: each realization carries it, and apply checks against it
+    # --pick N needs the N smallest realizations only: the search stops there, as propose --limit N
+    # does (realizations come smallest first, a size's all found before the cut, so the N-th is the
+    # same as in the whole list).
+    cut = args.limit if args.interactive or args.pick < 1 else min(args.pick, args.limit or args.pick)
+    proposal = _propose(db, options, parsed, limit=cut)
     if args.interactive:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise NablogError("--interactive needs a terminal", hint="choose without one: nablog apply ... --pick N (see nablog propose for the list)")
@@ -185,7 +197,7 @@ def run_apply(args: argparse.Namespace) -> int:
 
         def more(current):
             limit = None if current.status != "bounded" or args.limit is None else 2 * max(len(current), args.limit)
-            return _propose(db, args, request, limit=limit, max_fresh=args.max_fresh + 1)
+            return _propose(db, options, parsed, limit=limit or args.limit, max_fresh=args.max_fresh + 1)
 
         chosen = choose(proposal, more, input, sys.stdout)
         if chosen is None:

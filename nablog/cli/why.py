@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..lang import NablogError
 from .arguments import split_query
-from .commands import open_database, _propose
+from .commands import _options, _propose, open_database
 from .explain import _write_text_atomically
 from .output import print_proposal
 
@@ -23,7 +23,7 @@ def run_why(args: argparse.Namespace) -> int:
     why = db.why(atom, depth=args.depth, all=args.all)
     out = sys.stdout
     if args.fix and not why.holds:
-        proposal = _propose(db, args, f"+{why.atom}.")
+        proposal = _propose(db, _options(args, db), f"+{why.atom}.")
         if args.json:
             json.dump({**why.to_json(), "fix": proposal.to_json()}, out, ensure_ascii=False)
             out.write("\n")

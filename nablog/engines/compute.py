@@ -15,18 +15,34 @@ message instead of running forever.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
 from ..lang import Comparison, Literal, NablogError, Var
 from ..lang.arith import INT_BITS, INT_MIN
 from ..lang.ast import Aggregate, BinOp, Interval, UnaryOp
+from .dictionary import ConstantDictionary
 from .encoding import INT, fits_in_key, pack, row_view, sorted_unique
 from .frames import Frame
 
-if TYPE_CHECKING:
-    from .evaluator import Evaluator
+
+class Evaluator(Protocol):
+    """What computing needs of the evaluator it runs in (:class:`nablog.engines.evaluator.Evaluator`):
+    its growing dictionary and the way ids and frames move to a grown one. Stated here, so that
+    this module does not import the evaluator that imports it."""
+
+    d: ConstantDictionary
+    size: int
+    generation: int
+    cache: dict
+
+    def grow(self, values: np.ndarray) -> None: ...
+
+    def forward_ids(self, ids: np.ndarray, generation: int) -> np.ndarray: ...
+
+    def forward_frame(self, frame: Frame, generation: int) -> Frame: ...
+
 
 INF, SUP = -1, 2
 MAX_COMPUTED = 1_000_000

@@ -31,7 +31,7 @@ import itertools
 import operator
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -39,13 +39,27 @@ from ..lang import Comparison, Literal, Rule, Var
 from ..lang import arith
 from ..lang.ast import BinOp, Interval, UnaryOp
 from . import compute
-from .budget import CHECK_EVERY
-from .encoding import INT, EncodedRelation
+from .budget import CHECK_EVERY, MemoryBudget
+from .encoding import INT, ConstantDictionary, EncodedRelation
 from .plan import ComponentPlan, body_order
 from .runs import RoundCost
 
-if TYPE_CHECKING:
-    from .evaluator import Evaluator
+
+class Evaluator(Protocol):
+    """What thin rounds need of the evaluator they run in (:class:`nablog.engines.evaluator.Evaluator`):
+    its relations, dictionary, arities, reporting hooks and memory budget. Stated here, so that
+    this module does not import the evaluator that imports it."""
+
+    d: ConstantDictionary
+    arities: Mapping[str, int]
+    computed: int
+    budget: MemoryBudget
+    progress: Callable | None
+    profile: Callable | None
+
+    def relation(self, pred: str) -> EncodedRelation: ...
+
+    def grow(self, values: np.ndarray) -> None: ...
 
 THIN_DELTA = 32
 """A round deriving at most this many tuples is thin."""

@@ -20,10 +20,10 @@ from typing import Mapping
 
 from ..lang import Atom, Literal, Program, Requirement, Rule, Var, row_sort_key
 from ..lang.ast import Aggregate
+from ..lang.delta import VIOLATION_PREFIX
 from .base import Engine
 from .encoding import EncodedRelation
 
-VIOLATION_PREFIX = "violation__"
 
 
 @dataclass(frozen=True)

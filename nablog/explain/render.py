@@ -10,13 +10,23 @@ page that embeds the picture can find and link its nodes; a ``<title>`` carries 
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
+from ..lang import Atom
 from .proofs import Node
-from .whynot import why_not_items, why_not_text
+from .whynot import RuleFails, why_not_items, why_not_text
 
-if TYPE_CHECKING:
-    from .why import Why
+
+class Why(Protocol):
+    """What rendering reads of an explanation (:class:`nablog.explain.why.Why`), stated here so
+    that this module does not import the one that imports it."""
+
+    atom: Atom
+    holds: bool
+    proof: Node | None
+    alternatives: tuple[Node, ...]
+    why_not: tuple[RuleFails, ...]
+    depth: int | None
 
 
 def why_text(why: Why, expand: str = "nablog why FILE") -> str:

@@ -285,8 +285,9 @@ class Stores:
                 by_store.setdefault(id(store), (store, {}))[1][pred] = (ins, dele)
             real = Delta()
             plans: list[tuple[FactSource, dict]] = []
+            loaded: dict[int, dict] = {}  # each store is read once: for the real changes, then staged from
             for store, relations in by_store.values():
-                current = _load(store, relations)
+                current = loaded[id(store)] = _load(store, relations)
                 part = Delta.of_rows({p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).real(current)
                 if part:
                     real = real.compose(part)
@@ -301,7 +302,7 @@ class Stores:
                 "changes": {self._name(store.location): Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()}).to_rows_json() for store, rel in plans},
             }
             try:
-                self._run(plans, entry, basis, writers=self._version_writer(version))
+                self._run(plans, entry, basis, writers=self._version_writer(version), loaded=loaded)
             except BaseException:
                 record_staged(done=False)
                 raise
@@ -325,6 +326,7 @@ class Stores:
             stores = {s.location.resolve(): s for s in self.stores}
             plans: list[tuple[FactSource, dict]] = []
             inverse = Delta()
+            loaded: dict[int, dict] = {}
             by_bytes = "files" in entry  # files come back byte for byte; SQLite (and old entries) row by row
             for name, rows in entry.get("changes", {}).items():
                 location = self._path(name).resolve()
@@ -336,7 +338,7 @@ class Stores:
                         hint="run undo with the program and data the change was applied to, or drop the entry with nablog undo --forget",
                     )
                 change = Delta.from_json(rows)
-                current = _load(store, change.predicates)
+                current = loaded[id(store)] = _load(store, change.predicates)
                 for pred, (ins, dele) in change.by_relation().items():
                     have = current.get(pred, set())
                     if not ins <= have or have & dele:
@@ -350,7 +352,7 @@ class Stores:
                 if _digest(target) != f["sha256"]:
                     raise _stale(None, f["target"])
                 restore.append((target, self._path(f["backup"]) if f.get("backup") else None))
-            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version))
+            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version), loaded=loaded)
             return inverse
 
     def forget(self) -> dict | None:
@@ -428,7 +430,10 @@ class Stores:
 
     # -- the protocol ---------------------------------------------------------------------------
 
-    def _run(self, plans, entry, basis, *, restore=(), entries=None, drop=(), writers={}) -> None:
+    def _run(self, plans, entry, basis, *, restore=(), entries=None, drop=(), writers={}, loaded: Mapping[int, dict] = {}) -> None:
+        """Steps 1-7 for ``plans`` (store, relation -> (insert, delete)); ``loaded`` holds, by
+        ``id(store)``, the relations the caller read from a store under this lock (a superset of
+        those the plan changes), which are staged from instead of reading the store again."""
         tag = f"nablog-{os.getpid()}-{os.urandom(4).hex()}"
         undo_dir = self.state / "undo" / tag
         directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
@@ -446,7 +451,7 @@ class Stores:
                     journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
                         {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
                     continue
-                current = _load(store, relations)
+                current = loaded[id(store)] if id(store) in loaded else _load(store, relations)
                 staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
                 for p in staged:
                     self._step(f"stage {p.target.name}")

@@ -10,15 +10,14 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import networkx as nx
 
 from .ast import Aggregate, Atom, Comparison, Denial, Interval, Literal, Requirement, Rule, Var, body_atoms, is_constant, term_variables
-from .errors import AnalysisError, Loc, NablogWarning
+from .errors import AnalysisError, Loc, NablogWarning, QueryError, did_you_mean
 from .program import Program
 
 
@@ -436,9 +435,9 @@ def empty_base_relations(program: Program, defined: Iterable[str], strict: bool 
         for atom in atoms:
             if atom.pred in known or atom.pred in warnings:
                 continue
-            close = difflib.get_close_matches(atom.pred, [k for k in known if not k.startswith(hidden)], n=1)
+            close = did_you_mean(atom.pred, known, hidden)
             declare = f"declare it with '#base {atom.pred}/{atom.arity}.' if it is a base relation without facts yet"
-            hint = f"did you mean {close[0]}? (or {declare})" if close else declare
+            hint = f"{close} (or {declare})" if close else declare
             what = f"predicate {atom.pred}/{atom.arity} has no rules, no facts and no #base declaration"
             # A near miss of a defined name is a misspelling, not an empty relation: read as empty,
             # the rules would answer nothing and the constraints hold vacuously (issue 32).
@@ -446,3 +445,23 @@ def empty_base_relations(program: Program, defined: Iterable[str], strict: bool 
                 raise AnalysisError(what, atom.loc or statement.loc, hint)
             warnings[atom.pred] = NablogWarning(f"{what}: it is read as an empty relation", atom.loc or statement.loc, hint)
     return list(warnings.values())
+
+
+def check_signature(atom: Atom, arities: Mapping[str, int], where: str, otherwise: str, hidden: tuple[str, ...] = ()) -> None:
+    """Refuse an atom of a query or request (``where``) whose predicate is unknown (with the
+    closest known name, else the hint ``otherwise``) or whose arity is not the predicate's.
+
+    >>> check_signature(Atom("edeg", (1, 2)), {"edge": 2}, "query", "query a predicate that has rules or facts")
+    Traceback (most recent call last):
+    ...
+    nablog.lang.errors.QueryError: error: unknown predicate edeg/2 in the query
+    hint: did you mean edge?
+    """
+    if atom.pred not in arities:
+        raise QueryError(f"unknown predicate {atom.pred}/{atom.arity} in the {where}", atom.loc, did_you_mean(atom.pred, arities, hidden) or otherwise)
+    if arities[atom.pred] != atom.arity:
+        raise QueryError(
+            f"predicate {atom.pred} has arity {arities[atom.pred]}, but the {where} gives {atom.arity} argument{'' if atom.arity == 1 else 's'}",
+            atom.loc,
+            f"write {atom.pred} with {arities[atom.pred]} arguments",
+        )

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Union
 
-from .errors import Loc
+from .errors import Loc, did_you_mean
 
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
 KEYWORDS = frozenset({"not"})
@@ -647,13 +647,10 @@ class Dependency:
                 f"declare the names, e.g. '#columns {pred}(...).', or give positions (1 to {arity})",
             )
         if column not in names:
-            import difflib
-
-            close = difflib.get_close_matches(column, names, n=1)
             raise AnalysisError(
                 f"#{self.kind}: {pred} has no column {format_column(column)}",
                 self.loc,
-                f"did you mean {close[0]}?" if close else f"{pred}'s columns are {', '.join(names)}",
+                did_you_mean(column, names) or f"{pred}'s columns are {', '.join(names)}",
             )
         return names.index(column)
 

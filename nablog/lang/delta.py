@@ -21,15 +21,19 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from typing import Callable
 
-from .ast import Atom, Constant, row_sort_key
+from .ast import Atom, Constant, constant_sort_key, row_sort_key
 from .errors import Loc, NablogSyntaxError, QueryError, Source
 from .parser import parse_atom
 
 SPLIT_PREFIX = "base__"
 """The base relation ``base__p`` holds the stored facts of a predicate ``p`` that also has rules."""
+
+VIOLATION_PREFIX = "violation__"
+"""A derived relation ``violation__c`` holds the instances violating constraint ``c`` (never shown)."""
 
 Rows = set[tuple[Constant, ...]]
 
@@ -237,6 +241,167 @@ class Delta:
         return Delta(frozenset(map(shown_atom, self.insert)), frozenset(map(shown_atom, self.delete)))
 
 
+KEPT_EFFECTS = 1_000
+"""A realization's side effects of at most this many atoms are kept; larger ones are counted,
+and computed whenever asked for, without being kept (:meth:`Verifier.effects`)."""
+
+
+class Update:
+    """Ground atoms that appear (``insert``) and disappear (``delete``), sorted.
+
+    Built from atoms, or lazily from relations (``gained``/``lost``: predicate to tuples, as the
+    python engine reports an induced update), so that a million-tuple update costs no Python
+    objects until its atoms are asked for; ``count`` and ``len`` never build them. ``omit`` names
+    ``(pred, row)`` pairs of those relations that are not part of the update (a request's own
+    atoms, which are not its side effects), so that leaving them out copies no relation.
+
+    With ``later``, a function returning the update, nothing is computed until it is asked for;
+    ``counts``, when given with it, answers ``count()``, ``len`` and ``bool`` without computing
+    it. What ``later`` returns is kept when it has at most :data:`KEPT_EFFECTS` atoms (then
+    ``computed`` is true); a larger update is computed again each time it is asked for, so that
+    printing every realization of a proposal holds one realization's side effects at a time.
+    ``lines()``, ``to_json()`` and ``delta`` compute it once for both of their halves.
+    """
+
+    def __init__(
+        self,
+        insert: Iterable[Atom] = (),
+        delete: Iterable[Atom] = (),
+        *,
+        gained=None,
+        lost=None,
+        omit: Iterable[tuple] = (),
+        later: Callable[[], "Update"] | None = None,
+        counts: tuple[int, int] | None = None,
+    ):
+        self._insert = tuple(insert) if gained is None else None
+        self._delete = tuple(delete) if lost is None else None
+        self._gained = gained or {}
+        self._lost = lost or {}
+        self._omit = frozenset(omit)
+        self._later = later
+        self._counts = counts
+
+    @property
+    def computed(self) -> bool:
+        """Whether the update is held (not computed when asked for)."""
+        return self._later is None
+
+    def _known(self) -> "Update":
+        """This update when it is held, else the update ``later`` computes (held if small)."""
+        later = self._later
+        if later is None:
+            return self
+        done = later()._known()
+        counts = done.count()
+        if sum(counts) > KEPT_EFFECTS:
+            # Not kept: its counts are, so that ``bool`` before ``lines()`` (how every printer
+            # asks) computes it once, not twice.
+            self._counts = counts
+        else:
+            # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
+            # threads asking at once compute the same update twice, which is harmless.
+            self._insert, self._delete, self._gained, self._lost, self._omit = done._insert, done._delete, done._gained, done._lost, done._omit
+            self._later = None
+        return done
+
+    def _atoms(self, relations: Mapping[str, Set]) -> tuple[Atom, ...]:
+        out = []
+        omit = self._omit
+        for pred in sorted(relations):
+            rows = relations[pred]
+            # Columnar relations iterate in the order of constants already.
+            ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=lambda r: tuple(constant_sort_key(v) for v in r))
+            shown = shown_name(pred)
+            if any(o[0] == pred for o in omit):
+                ordered = [row for row in ordered if (pred, row) not in omit]
+            out.extend(Atom(shown, row) for row in ordered)
+        return tuple(out)
+
+    @property
+    def insert(self) -> tuple[Atom, ...]:
+        known = self._known()
+        if known._insert is None:
+            known._insert = known._atoms(known._gained)
+        return known._insert
+
+    @property
+    def delete(self) -> tuple[Atom, ...]:
+        known = self._known()
+        if known._delete is None:
+            known._delete = known._atoms(known._lost)
+        return known._delete
+
+    def count(self, pred: str | None = None) -> tuple[int, int]:
+        """How many atoms (of ``pred``, or of every predicate) appear and disappear."""
+        if self._later is not None:
+            if pred is None and self._counts is not None:
+                return self._counts
+            return self._known().count(pred)
+
+        def size(atoms, relations):
+            if atoms is not None:
+                return sum(1 for a in atoms if pred is None or a.pred == pred)
+            return sum(len(rows) for p, rows in relations.items() if pred is None or p == pred) - sum(
+                1 for p, row in self._omit if (pred is None or p == pred) and row in relations.get(p, ())
+            )
+
+        return size(self._insert, self._gained), size(self._delete, self._lost)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __len__(self) -> int:
+        return sum(self.count())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Update):
+            return False
+        mine, theirs = self._known(), other._known()
+        return (mine.insert, mine.delete) == (theirs.insert, theirs.delete)
+
+    def __hash__(self) -> int:
+        known = self._known()
+        return hash((known.insert, known.delete))
+
+    def __repr__(self) -> str:
+        if self._later is not None and self._counts is None:
+            return "Update(not computed)"
+        plus, minus = self.count()
+        return f"Update(+{plus}, -{minus})"
+
+    def to_json(self) -> dict:
+        known = self._known()
+        return {"insert": [str(a) for a in known.insert], "delete": [str(a) for a in known.delete]}
+
+    def lines(self) -> list[str]:
+        known = self._known()
+        return [f"+{a}" for a in known.insert] + [f"-{a}" for a in known.delete]
+
+    @property
+    def delta(self) -> Delta:
+        """The same change as a :class:`~nablog.lang.Delta`."""
+        known = self._known()
+        return Delta(frozenset(known.insert), frozenset(known.delete))
+
+
+
+def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None, omit: Iterable[tuple] = ()) -> Update:
+    """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
+    relation but internal ones), without the ``(pred, row)`` pairs of ``omit``."""
+    keep = set(preds) if preds is not None else set(gained) | set(lost)
+
+    def shown(pred: str) -> bool:
+        # The stored facts of a split predicate `p` (in `base__p`) show in the view `p` itself.
+        return pred in keep and not pred.startswith((VIOLATION_PREFIX, SPLIT_PREFIX))
+
+    return Update(
+        gained={p: rows for p, rows in gained.items() if shown(p) and len(rows)},
+        lost={p: rows for p, rows in lost.items() if shown(p) and len(rows)},
+        omit=omit,
+    )
+
+
 def substitute_atom(atom: Atom, values: Mapping[str, Constant]) -> Atom:
     """``atom`` with each string argument named in ``values`` replaced by its value."""
     return Atom(atom.pred, tuple(values.get(v, v) if isinstance(v, str) else v for v in atom.args), atom.loc)
@@ -334,4 +499,4 @@ def _loc(source: Source, pos: int) -> Loc:
     return Loc(source, line, column)
 
 
-__all__ = ["SPLIT_PREFIX", "Delta", "shown_atom", "shown_name", "substitute_atom"]
+__all__ = ["KEPT_EFFECTS", "SPLIT_PREFIX", "VIOLATION_PREFIX", "Delta", "Update", "induced_update", "shown_atom", "shown_name", "substitute_atom"]

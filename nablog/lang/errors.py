@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -149,3 +151,16 @@ class ConstraintError(NablogError):
 
 class QueryError(NablogError):
     """A query or request names something the database does not have, or is malformed."""
+
+
+def did_you_mean(name: str, known: Iterable[str], hidden: tuple[str, ...] = ()) -> str | None:
+    """The hint for a misspelt name: ``did you mean X?`` with the known name closest to it (names
+    starting with a ``hidden`` prefix are never offered), or None when none is close.
+
+    >>> did_you_mean("edeg", ["edge", "path", "base__edge"], hidden=("base__",))
+    'did you mean edge?'
+    >>> did_you_mean("zzz", ["edge"]) is None
+    True
+    """
+    close = difflib.get_close_matches(name, [k for k in known if not k.startswith(hidden)] if hidden else list(known), n=1)
+    return f"did you mean {close[0]}?" if close else None

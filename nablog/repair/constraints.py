@@ -20,11 +20,11 @@ whoever wrote them, so that their violations can be found by grouping rather tha
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..lang import AnalysisError, Denial, Dependency, FdShape, Literal, Program, Requirement, TrustDeclaration, fd_shape
+from ..lang.errors import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,10 @@ def constraint_infos(program: Program) -> list[ConstraintInfo]:
         if isinstance(statement, TrustDeclaration):
             for name in statement.names:
                 if name not in names:
-                    close = difflib.get_close_matches(name, sorted(names), n=1)
                     raise AnalysisError(
                         f"#trusted names {name}, but the program has no constraint of that name",
                         statement.loc,
-                        f"did you mean {close[0]}?" if close else "name constraints with #constraint NAME :- ... or #fd NAME r: a -> b.",
+                        did_you_mean(name, names) or "name constraints with #constraint NAME :- ... or #fd NAME r: a -> b.",
                     )
     trusted = program.trusted
     out = []

@@ -14,15 +14,15 @@ from ..io.csvfile import format_field, write_rows
 from ..io.directory import DirectorySource
 from ..io.parquetfile import arrow_table, read_parquet, write_table
 from ..io.stores import Stores
-from ..lang import NablogError, Program
-from .tables import CorrectionTable, RepairResult, _shown
+from ..lang import NablogError, Program, shown_name
+from .tables import CorrectionTable, RepairResult
 
 FORMATS = ("csv", "parquet")
 
 
 def repaired_facts(facts: Mapping[str, set], table: CorrectionTable) -> dict[str, set]:
     """The base relations after the table's changes (a split predicate under its own name)."""
-    out = {_shown(p): set(rows) for p, rows in facts.items()}
+    out = {shown_name(p): set(rows) for p, rows in facts.items()}
     for a in table.delete:
         out.setdefault(a.pred, set()).discard(tuple(a.args))
     for a in table.insert:
@@ -181,8 +181,8 @@ def ordered_relations(db) -> dict[str, OrderedRelation]:
             data = [(row, raw) for row, raw in table.layout or () if row is not None]
             out[name] = OrderedRelation([r for r, _ in data], path, header, [raw for _, raw in data], table.newline, table.bom)
     for pred, rows in db.facts.items():
-        if _shown(pred) not in out:
-            out[_shown(pred)] = OrderedRelation(sorted(rows, key=row_sort_key))
+        if shown_name(pred) not in out:
+            out[shown_name(pred)] = OrderedRelation(sorted(rows, key=row_sort_key))
     return out
 
 

@@ -40,9 +40,10 @@ import networkx as nx
 
 from ..engines import Engine, PythonEngine
 from ..engines.lookup import ModelIndex
-from ..lang import SPLIT_PREFIX, Atom, Constant, Delta, NablogError, Program, row_sort_key
+from ..lang import Atom, Constant, Delta, NablogError, Program, row_sort_key, shown_name
 from ..lang.delta import substitute_atom
 from ..solver.ground import Bounds, GroundAtom, GroundProblem, Relevance
+from ..solver.problem import protections
 from ..solver.whole import WholeProblem, asp_problem, has_aggregates, whole_problem
 from .constraints import ConstraintInfo, constraint_infos, consistently_signed, uses_views
 from .violations import Correction, Falsifier, Falsifiers, FdConflict, correction_text, find_falsifiers
@@ -72,8 +73,8 @@ class CorrectionTable:
     @classmethod
     def of(cls, corrections: Iterable[Correction], fresh: Iterable[str] = ()) -> "CorrectionTable":
         corrections = sorted(set(corrections), key=_key)
-        ins = tuple(Atom(_shown(a[0]), a[1]) for s, a in corrections if s == "+")
-        dele = tuple(Atom(_shown(a[0]), a[1]) for s, a in corrections if s == "-")
+        ins = tuple(Atom(shown_name(a[0]), a[1]) for s, a in corrections if s == "+")
+        dele = tuple(Atom(shown_name(a[0]), a[1]) for s, a in corrections if s == "-")
         used = {v for a in ins for v in a.args}
         return cls(ins, dele, tuple(f for f in fresh if f in used))
 
@@ -98,10 +99,6 @@ class CorrectionTable:
     def substitute(self, values: Mapping[str, Constant]) -> "CorrectionTable":
         """The same table with new constants replaced by user-given values."""
         return CorrectionTable(tuple(substitute_atom(a, values) for a in self.insert), self.delete, tuple(f for f in self.fresh if f not in values))
-
-
-def _shown(pred: str) -> str:
-    return pred[len(SPLIT_PREFIX) :] if pred.startswith(SPLIT_PREFIX) else pred
 
 
 @dataclass
@@ -173,7 +170,7 @@ class Policy:
         return self.kind
 
     def weight(self, pred: str) -> int:
-        return dict(self.weights).get(_shown(pred), 1)
+        return dict(self.weights).get(shown_name(pred), 1)
 
 
 def parse_policy(text: str | Policy) -> Policy:
@@ -239,7 +236,7 @@ class _Builder:
         if c not in self.candidate_ids:
             self.candidate_ids[c] = len(self.problem.candidates)
             self.problem.candidates.append(c)
-            if a[0] in self.protected_relations or a in self.protected_facts or _shown(a[0]) in self.protected_relations:
+            if a[0] in self.protected_relations or a in self.protected_facts or shown_name(a[0]) in self.protected_relations:
                 self.problem.protected.add(c)
             if a in self.verified:
                 # A fact the expert verified keeps its verified truth value (seed 004 §5, case 2).
@@ -449,7 +446,7 @@ def repair(
         return RepairResult("complete", falsifiers, [CorrectionTable()], str(policy))
     index = ModelIndex(model)
     universe = index.constants() | set(rules.constants())
-    protected = list(_protections(rules, protect))
+    protected = protections(rules, protect, set(rules.derived))
     constraints = [c.constraint for c in infos]
     general = uses_views(rules, constraints)
     signed = consistently_signed(rules, constraints)
@@ -573,7 +570,7 @@ class _Checker:
         insert: dict[str, set] = {}
         delete: dict[str, set] = {}
         for sign, (pred, args) in table:
-            (insert if sign == "+" else delete).setdefault(_shown(pred), set()).add(args)
+            (insert if sign == "+" else delete).setdefault(shown_name(pred), set()).add(args)
         python = PythonEngine()
         if self.engine.name == "python":
             model, gained, lost = python.update(self.rules, self.model, insert=insert, delete=delete, changes=True)
@@ -605,16 +602,6 @@ def _whole_problem(rules: Program, model, universe, protected, verified: Mapping
     base = (set(rules.signatures) | {p for p in model}) - set(rules.derived)
     keep = Delta(frozenset(Atom(*a) for a, t in verified.items() if t), frozenset(Atom(*a) for a, t in verified.items() if not t))
     return whole_problem(rules, model, base, keep, max_fresh=0, protect=protected, universe=universe)
-
-
-def _protections(rules: Program, protect: Iterable) -> Iterable:
-    split = {p for p in rules.derived}
-    for p in list(rules.protected) + list(protect):
-        if isinstance(p, str):
-            yield SPLIT_PREFIX + p if p in split else p
-        else:
-            pred = SPLIT_PREFIX + p.pred if p.pred in split else p.pred
-            yield (pred, tuple(p.args))
 
 
 def _verified_changes(verified: Mapping[GroundAtom, bool], model) -> bool:

@@ -41,12 +41,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..apart import Apart
 from ..database import Database
 from ..lang import ConstraintError, NablogError, parse_atom
 from ..views.monitor import MODES
 from ..views import subscriptions
 from ..views.subscriptions import rows_json
+from .shared import PROPOSE_GRACE, followed, unauthorized as _unauthorized
 
 HISTORY = 10_000  # messages kept per channel for resuming
 MAX_BODY = 1 << 20
@@ -57,10 +57,6 @@ PROPOSE_DEADLINE = 30.0
 """Seconds a proposal searches unless the client asks for less or more (``"timeout"``)."""
 PROPOSE_MAX_DEADLINE = 300.0
 """The longest search a client may ask for (``--max-deadline``)."""
-PROPOSE_GRACE = 10.0
-"""Seconds a search may overrun its deadline (finishing the realization it verifies) before it is killed."""
-DISCONNECT_POLL = 0.2
-"""Seconds between two looks at whether a proposal's client is still connected."""
 BUFFER = 1_000  # messages buffered per subscriber before it is told it fell behind
 FELL_BEHIND = object()
 CLOSED = object()  # the server is stopping: the stream ends (the client resumes by version elsewhere)
@@ -206,7 +202,7 @@ class Server:
             return _bad("missing the query atom", "GET /query?atom=p(X, Y)")
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 return self.db.version, self.db.query(parse_atom(text))
 
         version, rows = await anyio.to_thread.run_sync(run)
@@ -229,7 +225,7 @@ class Server:
         every = params.get("all", "") in ("1", "true", "yes")
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 why = self.db.why(text, depth=None if depth is None else int(depth), all=every)
                 return self.db.version, why, {"json": why.to_json, "text": why.text, "dot": why.dot, "svg": why.svg}[form]()
 
@@ -291,7 +287,7 @@ class Server:
             return _bad("apply needs 'request' (text) and 'pick' (a realization's number, from 1)", '{"request": "+p(1).", "pick": 1, "version": 3}')
 
         def run():
-            with self.db._lock:
+            with self.db.locked():
                 if "version" in body and body["version"] != self.db.version:
                     raise NablogError(
                         f"the database is at version {self.db.version}, not {body['version']}",
@@ -326,7 +322,7 @@ class Server:
         key = (str(atom), mode)
 
         def start():
-            with self.db._lock:
+            with self.db.locked():
                 rows = None if since is not None else self.db.query(atom)
                 channel = self.channel(key)
                 return self.db.version, rows, channel
@@ -366,37 +362,6 @@ class Server:
             channel.listeners.discard(listener)
 
 
-async def followed(search: Apart, seconds: float, left=None) -> AsyncIterator[tuple[str, object]]:
-    """What a search in a child process (:meth:`nablog.database.Database.apart`) sends, as it
-    comes, read on the event loop: ``("item", x)`` per item, then ``("done", None)`` once its
-    answer is whole (``search.result()`` has it); ``("left", None)`` when ``left()`` says the
-    client disconnected, ``("late", None)`` past ``seconds``. The caller cancels the search."""
-    loop = asyncio.get_running_loop()
-    readable = asyncio.Event()
-    pipe = search.fileno()
-    loop.add_reader(pipe, readable.set)
-    limit = loop.time() + seconds
-    try:
-        while True:
-            readable.clear()
-            whole = search.pump()
-            for item in search.items():
-                yield "item", item
-            if whole:
-                yield "done", None
-                return
-            if left is not None and await left():
-                yield "left", None
-                return
-            if loop.time() > limit:
-                yield "late", None
-                return
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(readable.wait(), DISCONNECT_POLL)
-    finally:
-        loop.remove_reader(pipe)  # before the caller's cancel closes it
-
-
 def _event(data: dict, id: int | None, name: str | None = None) -> str:
     head = (f"event: {name}\n" if name else "") + (f"id: {id}\n" if id is not None else "")
     return head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n"
@@ -417,14 +382,6 @@ async def _refused(request: Request, error: Exception) -> Response:
 
 def _bad(message: str, hint: str, status: int = 400) -> Response:
     return JSONResponse({"error": f"error: {message}", "hint": hint}, status_code=status)
-
-
-def _unauthorized() -> Response:
-    return JSONResponse(
-        {"error": "error: this needs the server's token", "hint": "send 'Authorization: Bearer TOKEN' with the token from the server's token file"},
-        status_code=401,
-        headers={"WWW-Authenticate": "Bearer"},
-    )
 
 
 async def _nablog_error(request: Request, error: Exception) -> Response:

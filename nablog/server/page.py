@@ -35,6 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..lang import NablogError
+from .shared import PROPOSE_GRACE, followed, unauthorized
 
 PAGE = resources.files("nablog.server") / "page"
 REPAIR_TABLES = 10  # correction tables listed on the repair tab
@@ -98,9 +99,7 @@ class Page:
             search.cancel()
 
     def _guard(self, request: Request, write: bool) -> Response | None:
-        from .app import _unauthorized
-
-        return None if self.server.authorized(request, write) else _unauthorized()
+        return None if self.server.authorized(request, write) else unauthorized()
 
     # -- the page ---------------------------------------------------------------------------------
 
@@ -114,7 +113,7 @@ class Page:
         db = self.db
 
         def run():
-            with db._lock:
+            with db.locked():
                 model, derived = db.model(), set(db.derived)
                 arities = dict(db.rules.signatures)
                 relations = []
@@ -144,7 +143,7 @@ class Page:
 
         def run():
             parsed = parse_request(body["request"])
-            with self.db._lock:
+            with self.db.locked():
                 check_request(self.db.rules, self.db.python_model(), parsed)
             return {"insert": [str(a) for a in parsed.insert], "delete": [str(a) for a in parsed.delete]}
 
@@ -159,8 +158,6 @@ class Page:
         timeout = body.get("timeout", self.server.deadline)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= self.server.max_deadline:
             raise NablogError(f"timeout must be a number of seconds in (0, {self.server.max_deadline:g}], not {timeout!r}", hint='{"request": "+p(1).", "timeout": 10}')
-        from .app import PROPOSE_GRACE, followed
-
         text, candidates = body["request"], self._candidates(body)
 
         def work(db, send):
@@ -239,7 +236,7 @@ class Page:
 
         def run():
             db = self.db
-            with db._lock:
+            with db.locked():
                 if db.version != version:
                     return None
                 proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
@@ -331,7 +328,7 @@ class Page:
 
         def run():
             db = self.db
-            with db._lock:
+            with db.locked():
                 if db.version != version:
                     return None
                 tables, relations, cells = self._repairs(db)

@@ -57,6 +57,28 @@ def _compare(cmp: Comparison, binding: Mapping[Var, Constant]) -> bool:
     return left is not None and right is not None and cmp.holds(left, right)
 
 
+def through_comparison(cmp: Comparison, binding: dict[Var, Constant], undecided: bool = False) -> Iterator[dict[Var, Constant]]:
+    """The bindings a body's comparison lets through, in binding order: ``V = term`` with V unbound
+    binds V to each value of the term (one new binding each); any other comparison lets
+    ``binding`` itself through when it holds — or, with ``undecided``, when a variable of it is
+    still unbound (a walk that demands atoms, not one that proves them).
+
+    >>> from nablog.lang import parse_term
+    >>> X, Y = Var("X"), Var("Y")
+    >>> list(through_comparison(Comparison("=", Y, parse_term("X + 1")), {X: 1}))
+    [{Var(name='X'): 1, Var(name='Y'): 2}]
+    >>> list(through_comparison(Comparison("<", X, Y), {X: 1}, undecided=True)) == [{X: 1}]
+    True
+    """
+    assigned = _assignment(cmp, binding)
+    if assigned is not None:
+        var, term = assigned
+        for value in arith.values(term, binding):
+            yield {**binding, var: value}
+    elif (undecided and not all(v in binding for v in cmp.variables() if v.name != "_")) or _compare(cmp, binding):
+        yield binding
+
+
 def _assignment(cmp: Comparison, binding: Mapping[Var, Constant]) -> tuple[Var, Term] | None:
     """``V = term`` with V unbound and the term's variables bound: V takes the term's values."""
     if cmp.op != "=":

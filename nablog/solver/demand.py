@@ -23,14 +23,26 @@ its candidates.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 from ..lang import Atom, Comparison, Literal, Rule, Var
-from ..lang import arith
-from .bindings import GroundAtom, _assignment, _compare, _ground, _order, _pattern, _unify
+from .bindings import GroundAtom, _ground, _order, _pattern, _unify, through_comparison
+from .possible import PossibleState
 
-if TYPE_CHECKING:
-    from .ground import Relevance
+
+class Search(Protocol):
+    """What demand reads of the relevance search it serves (:class:`nablog.solver.ground.Relevance`):
+    its rules by head, its possible state, its rule instances, and the way it records a possible
+    change. Stated here, so that this module does not import the search that imports it."""
+
+    by_head: dict[str, list[Rule]]
+    state: PossibleState
+
+    def possible_instances(self, body, binding: dict) -> Iterator[dict]: ...
+
+    def current_instances(self, body, binding: dict) -> Iterator[dict]: ...
+
+    def _add(self, sign: str, a: GroundAtom) -> bool: ...
 
 PLUS, MINUS = "+", "-"
 
@@ -62,7 +74,7 @@ def request_only(program_rules: list[Rule], read_by_constraints: set[str], deriv
 class Demand:
     """The demanded atoms and patterns of request-only predicates, for one relevance search."""
 
-    def __init__(self, relevance: "Relevance", predicates: set[str]):
+    def __init__(self, relevance: Search, predicates: set[str]):
         self.relevance = relevance
         self.predicates = predicates
         # pred -> bound positions -> the values at them that are demanded
@@ -145,16 +157,13 @@ class Demand:
         while step < len(order):
             element = order[step]
             if isinstance(element, Comparison):
-                assigned = _assignment(element, binding)
-                if assigned is not None:
-                    var, term = assigned
-                    for value in arith.values(term, binding):
-                        self._walk(rule, order, step + 1, {**binding, var: value})
-                    return
-                if all(v in binding for v in element.variables() if v.name != "_") and not _compare(element, binding):
-                    return
-                step += 1
-                continue
+                passed = list(through_comparison(element, binding, undecided=True))
+                if passed == [binding]:
+                    step += 1
+                    continue
+                for extended in passed:
+                    self._walk(rule, order, step + 1, extended)
+                return
             pattern = _pattern(element.atom, binding)
             pred = element.atom.pred
             if pred in self.predicates:

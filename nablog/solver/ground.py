@@ -30,11 +30,10 @@ from typing import Callable, Iterable, Iterator, Mapping
 from ..engines.lookup import ModelIndex
 from ..engines.violations import name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, FdShape, Literal, NablogError, Program, Requirement, Rule, Var, constant_sort_key, fd_shape
-from ..lang import arith
 from ..lang.ast import Aggregate
 
 from . import possible as possible_state
-from .bindings import GroundAtom, _assignment, _compare, _compute, _computed, _ground, _order, _pattern, _unify
+from .bindings import GroundAtom, _compare, _compute, _computed, _ground, _order, _pattern, _unify, through_comparison
 from .possible import MINUS, PLUS, PossibleState
 from .demand import Demand, request_only
 from .free import free_columns
@@ -307,15 +306,9 @@ class Relevance:
             return
         element = order[k]
         if isinstance(element, Comparison):
-            assigned = _assignment(element, binding)
-            if assigned is not None:
-                var, term = assigned
-                for value in arith.values(term, binding):
-                    extended = {**binding, var: value}
-                    if keep is None or keep(extended):
-                        yield from self._extend(order, k + 1, extended, possible, keep)
-            elif _compare(element, binding):
-                yield from self._extend(order, k + 1, binding, possible, keep)
+            for extended in through_comparison(element, binding):
+                if extended is binding or keep is None or keep(extended):
+                    yield from self._extend(order, k + 1, extended, possible, keep)
             return
         atom = element.atom
         pattern = _pattern(atom, binding)

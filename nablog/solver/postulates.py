@@ -42,16 +42,30 @@ answered by 7.2, which implies it).
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Mapping, Set
+from typing import Iterable, Protocol
 
 from ..engines import PythonEngine
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, Program, Rule, Literal, Var
+from ..lang import SPLIT_PREFIX, Atom, Program, Rule, Literal, Var, shown_name
 from .realization import Proposal, Realization
 from .request import Request, parse_request
 
-if TYPE_CHECKING:
-    from ..database import Database
+
+
+class KnowledgeBase(Protocol):
+    """What the checks read of a :class:`nablog.Database` (stated here: the solver room sits
+    below the database, and imports nothing from it)."""
+
+    program: Program
+    rules: Program
+
+    @property
+    def facts(self) -> Mapping[str, Set]: ...
+
+    def python_model(self) -> Mapping[str, Set]: ...
+
+    def propose(self, request, method: str = "asp", **options) -> Proposal: ...
 
 POSTULATES = ("KB*1", "KB*2", "KB*3.1", "KB*3.2", "KB*4.1", "KB*4.2", "KB*5", "KB*6", "KB*7.1", "KB*7.2", "KB*7.3")
 
@@ -59,7 +73,7 @@ POSTULATES = ("KB*1", "KB*2", "KB*3.1", "KB*3.2", "KB*4.1", "KB*4.2", "KB*5", "K
 class _State:
     """Evaluates the database's rules and constraints over changed base facts."""
 
-    def __init__(self, db: "Database", request: Request):
+    def __init__(self, db: KnowledgeBase, request: Request):
         self.rules = db.rules
         self.facts = db.facts
         self.request = request
@@ -102,7 +116,7 @@ def _changes(r: Realization) -> list[tuple[str, Atom]]:
 
 
 def check_postulates(
-    db: "Database",
+    db: KnowledgeBase,
     request: Request | str,
     result: Realization | None,
     proposal: Proposal,
@@ -167,7 +181,7 @@ def _relevance(state: _State, insert: list[Atom], delete: list[Atom], strong: bo
         return True
     if not strong and _relevance(state, insert, delete, True, max_search):
         return True
-    current = [Atom(p[len(SPLIT_PREFIX):] if p.startswith(SPLIT_PREFIX) else p, row) for p, rows in state.facts.items() for row in rows]
+    current = [Atom(shown_name(p), row) for p, rows in state.facts.items() for row in rows]
     if not strong and 2 ** len(current) > max_search:
         return False
     for beta in delete:
@@ -205,15 +219,13 @@ def alias_request(db_program: Program, request: Request) -> tuple[Program, Reque
     return db_program.with_statements(rules), Request(frozenset(map(alias, request.insert)), frozenset(map(alias, request.delete)))
 
 
-def check_preservation(db: "Database", request: Request | str, method: str, **options) -> bool:
+def check_preservation(db: KnowledgeBase, request: Request | str, method: str, **options) -> bool:
     """KB*6: the request and its KB-equivalent alias (:func:`alias_request`) get the same
-    realizations from ``method``."""
-    from ..database import Database
-
+    realizations from ``method`` (the alias is answered by a database of the same class as ``db``)."""
     if isinstance(request, str):
         request = parse_request(request)
     program, beta = alias_request(db.program, request)
-    other = Database(program, {p: rows for p, rows in db.facts.items() if not p.startswith(SPLIT_PREFIX)})
+    other = type(db)(program, {p: rows for p, rows in db.facts.items() if not p.startswith(SPLIT_PREFIX)})
     first = {(r.insert, r.delete) for r in db.propose(request, method=method, **options)}
     second = {(r.insert, r.delete) for r in other.propose(beta, method=method, **options)}
     return first == second

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import functools
 import gc
-import math
 import itertools
 import time
 from collections.abc import Set
-from dataclasses import replace
-from typing import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, NablogError, Program, QueryError, constant_sort_key, parse_atom
+from ..lang import SPLIT_PREFIX, Atom, Program, constant_sort_key
+from ..lang.delta import shown_atom
 from .asp import AspProblem, Late
 from ..engines.compute import refuse_computation
 from .condition import family_condition
@@ -32,12 +32,12 @@ from .family import Family, find_families
 from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .prepared import request_folding
 from .whole import asp_problem, has_aggregates, whole_problem
-from .ground import Bounds, GroundAtom, Relevance, ground_atom, refuse_aggregates, supported_first
+from .ground import Bounds, GroundAtom, GroundProblem, Relevance, ground_atom, refuse_aggregates, supported_first
 from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
-from .request import Request, parse_request
+from .options import ProposeOptions
+from .problem import Universe, protections, request_universe
+from .request import Request, check_request, parse_request
 
-CANDIDATE_POLICIES = ("attribute", "herbrand")
-METHODS = ("asp", "transform", "tableaux", "tableaux-materialized")
 
 
 def _without_collector(function):
@@ -65,21 +65,14 @@ def propose(
     facts: Mapping[str, Set],
     model: Mapping[str, Set],
     request: Request | str,
+    options: ProposeOptions | None = None,
     *,
-    method: str = "asp",
-    limit: int | None = None,
-    timeout: float | None = None,
-    candidates: str = "attribute",
-    max_fresh: int = 2,
-    protect: Iterable[str | Atom] = (),
-    max_rounds: int = 20,
     basis: str = "",
     index: ModelIndex | None = None,
     violations: list | None = None,
-    exhaustive: bool = True,
-    families: bool = True,
     on_realization: Callable[[Realization], None] | None = None,
     progress: Callable[[str], None] | None = None,
+    **changes,
 ) -> Proposal:
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
@@ -91,34 +84,12 @@ def propose(
         Base facts and the current perfect model (python engine's or any engine's).
     request : Request or str
         Ground atoms to insert and delete, e.g. ``"+staff_chair(aravindan, gerhard)."``.
-    method : str
-        ``"asp"``: clingo enumerates subset-minimal change sets among goal-directed candidates
-        (with aggregates, over the relevant program grounded whole: :mod:`nablog.solver.whole`);
-        ``"transform"``: seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`);
-        ``"tableaux"``, ``"tableaux-materialized"``: seed 003's update tableaux with the strong
-        minimality test, or over the materialized model (see :mod:`nablog.solver.tableaux`).
-    limit : int, optional
-        Stop after this many realizations, the smallest (status ``bounded``); a family counts once.
-    timeout : float, optional
-        Seconds for the whole answer — candidates, grounding, solving, verification and side
-        effects (status ``timeout``, with what was found so far).
-    candidates : str
-        Values for existential variables: ``"attribute"`` (values already in the attribute
-        positions the variable meets) or ``"herbrand"`` (every constant), plus fresh constants.
-    max_fresh : int
-        At most this many fresh constants (``new1``, ``new2``, …).
-    protect : relation names or atoms
-        Base relations or facts that must not change (seed 003's immutable part), on top of the
-        program's ``#protect`` declarations.
+    options : ProposeOptions, optional
+        The method, its bounds and candidates (:class:`~nablog.solver.options.ProposeOptions`);
+        ``changes`` (its field names: ``method="tableaux"``, ``limit=3``, …) replace fields of it.
     basis : str
         A fingerprint of the stored data, kept with each realization so that applying it to
         changed data can be refused.
-    exhaustive : bool
-        For ``method="transform"``: go on past the first round with realizations (the default:
-        every minimal realization); ``False`` stops there, as seed 002's Algorithm 1 is written.
-    families : bool
-        Fold realizations that differ only in the value of a parameter into one
-        (:mod:`nablog.solver.family`); ``Realization.members()`` lists them.
     on_realization, progress : callables, optional
         Called with each realization as soon as it is verified, and with a line on the phase the
         search is in (for streaming output and progress at a terminal).
@@ -126,15 +97,10 @@ def propose(
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
     """
+    options = ProposeOptions.of(options, **changes)
+    method, timeout = options.method, options.timeout
     start = time.monotonic()
-    check_bounds(limit, timeout)
     deadline = None if timeout is None else start + timeout
-    if method not in METHODS:
-        raise NablogError(f"unknown view-update method {method!r}", hint="choose one of " + ", ".join(METHODS))
-    if candidates not in CANDIDATE_POLICIES:
-        raise NablogError(f"unknown candidate policy {candidates!r}", hint="choose attribute or herbrand")
-    if max_fresh < 0:
-        raise NablogError("max_fresh must be 0 or more", hint="give the number of new constants allowed")
     if isinstance(request, str):
         request = parse_request(request)
     if method != "asp":
@@ -146,72 +112,28 @@ def propose(
     if violations is None:
         violations = find_violations(rules, model, PythonEngine())
     if _holds(model, request) and not violations:
-        return Proposal(request, "complete", [Realization((), (), basis=basis)], "the request already holds: nothing to change")
+        return Proposal(request, "complete", [Realization((), (), basis=basis, request=request)], "the request already holds: nothing to change")
 
     index = index or ModelIndex(model)
-    base = (set(rules.signatures) | set(facts)) - set(rules.derived)
-    protected = _protections(rules, protect, split)
-    universe = _Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args})
+    base = frozenset((set(rules.signatures) | set(facts)) - set(rules.derived))
+    protected = tuple(protections(rules, options.protect, split))
+    universe = request_universe(rules, index, request)
     remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
-    verifier = Verifier(rules, model, request, consistent=not violations)
-    found: dict[tuple, Realization] = {}
-
-    def accept(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "", certified: bool = False) -> Realization:
-        # Minimality is re-evaluated subset by subset only where no proof came with the change set:
-        # the asp method's holds by construction (smaller change sets were found first and blocked
-        # in the ground problem; the re-check cost seconds per realization at 1e6 facts), the
-        # tableaux' by their Def. 15/19 certificate (tests/solver/test_tableaux_method.py checks it
-        # against the re-check).
-        verified = verifier.realizes(insert, delete)
-        if verified is None or not (certified or method_name == "asp" or verifier.minimal(insert, delete)):
-            raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
-        minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
-        return Realization(
-            sorted_atoms(map(_user_atom, insert)),
-            sorted_atoms(map(_user_atom, delete)),
-            verifier.effects(insert, delete, verified),
-            fresh,
-            f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
-            + (f"\n{reason}" if reason else ""),
-            basis,
-            kernels=lambda: kernel_lines(rules, index, verifier, request, insert, delete),
-        )
-
-    def accept_changes(changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False, kept: Set = frozenset()) -> bool:
-        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
-        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
-        insert, delete, fresh = canonical(insert, delete, fresh_names, kept)
-        if (insert, delete) not in found:
-            found[(insert, delete)] = accept(insert, delete, fresh, method_name, reason, certified)
-        # These methods find realizations in no order of size: the search goes on, and the limit
-        # is applied to the list sorted smallest first (see _smallest_first).
-        return True
-
-    def smallest_first(fresh_names: list[str]) -> tuple[list[Realization], bool]:
-        return _smallest_first(found, limit, families, verifier, index, basis, fresh_names, on_realization)
-
-    if method == "transform":
-        return _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier)
-
-    violated = [(v.constraint, b) for v in violations for b in v.bindings]
+    problem = ViewUpdate(
+        rules, facts, model, request, options, basis, index, base, protected, universe,
+        Verifier(rules, model, request, consistent=not violations),
+        tuple((v.constraint, b) for v in violations for b in v.bindings),
+        deadline, remaining,
+    )
+    run = _METHODS[method]
     folding = None
-    if families and method == "asp" and symmetric(rules):
+    if options.families and method == "asp" and symmetric(rules):
         if progress:
             progress("finding interchangeable values")
-        folding = request_folding(rules, model, base, request, protected, index)
-    streamed: set = set()
-    if on_realization is not None:
-        stream = on_realization
-
-        def on_realization(realization: Realization) -> None:
-            # Once: a search that starts again unfolded (below) finds the first ones again.
-            key = (realization.insert, realization.delete)
-            if key not in streamed:
-                streamed.add(key)
-                stream(realization)
-
+        folding = request_folding(rules, model, base, request, list(protected), index)
+    search = _Search(problem, _once(on_realization), progress)
     try:
-        proposal = _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding)
+        proposal = run(problem, search, folding)
         exact = folding.exact_size if folding is not None else None
         if exact is None or proposal.status != "complete":
             return proposal
@@ -230,21 +152,129 @@ def propose(
         # A realization over representatives that is not one value's orbit: ground every value.
         if progress:
             progress("a realization uses several interchangeable values; solving without folding")
-        found.clear()
-        return _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, None)
+        search.found.clear()
+        return run(problem, search, None)
 
 
-def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remaining, candidates, max_fresh, max_rounds, protected, universe, index, basis, families, verifier, violated, accept, accept_changes, smallest_first, found, on_realization, progress, folding) -> Proposal:
+@dataclass(frozen=True)
+class ViewUpdate:
+    """One view-update request over one database state, prepared once (by :func:`propose`): what
+    every method reads. ``violated`` are the (constraint, binding) pairs violated now; ``deadline``
+    the monotonic time the answer is due, ``remaining`` the seconds left when it was prepared."""
+
+    rules: Program
+    facts: Mapping[str, Set]
+    model: Mapping[str, Set]
+    request: Request
+    options: ProposeOptions
+    basis: str
+    index: ModelIndex
+    base: frozenset[str]
+    protected: tuple
+    universe: Universe
+    verifier: Verifier
+    violated: tuple
+    deadline: float | None
+    remaining: float | None
+
+
+Method = Callable[[ViewUpdate, "_Search", "Folding | None"], Proposal]
+"""A view-update method: a ViewUpdate, the search collecting its verified realizations, and the
+folding of interchangeable values (the asp method's only) in; the Proposal out."""
+
+_METHODS: dict[str, Method] = {}
+
+
+def method(*names: str) -> Callable[[Method], Method]:
+    """Register a function as the view-update method(s) ``names`` (see :data:`~nablog.solver.options.METHODS`)."""
+
+    def register(function: Method) -> Method:
+        for name in names:
+            _METHODS[name] = function
+        return function
+
+    return register
+
+
+def _once(on_realization: Callable[[Realization], None] | None) -> Callable[[Realization], None] | None:
+    """``on_realization`` called once per change set: a search that starts again unfolded (see
+    :func:`propose`) finds the first ones again."""
+    if on_realization is None:
+        return None
+    streamed: set = set()
+
+    def stream(realization: Realization) -> None:
+        key = (realization.insert, realization.delete)
+        if key not in streamed:
+            streamed.add(key)
+            on_realization(realization)
+
+    return stream
+
+
+class _Search:
+    """The realizations one answer has verified so far, and how a method hands them in."""
+
+    def __init__(self, problem: ViewUpdate, on_realization, progress):
+        self.problem = problem
+        self.on_realization = on_realization
+        self.progress = progress
+        self.found: dict[tuple, Realization] = {}
+
+    def accept(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "", certified: bool = False) -> Realization:
+        # Minimality is re-evaluated subset by subset only where no proof came with the change set:
+        # the asp method's holds by construction (smaller change sets were found first and blocked
+        # in the ground problem; the re-check cost seconds per realization at 1e6 facts), the
+        # tableaux' by their Def. 15/19 certificate (tests/solver/test_tableaux_method.py checks it
+        # against the re-check).
+        problem = self.problem
+        verifier = problem.verifier
+        verified = verifier.realizes(insert, delete)
+        if verified is None or not (certified or method_name == "asp" or verifier.minimal(insert, delete)):
+            raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
+        minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
+        return Realization(
+            sorted_atoms(map(shown_atom, insert)),
+            sorted_atoms(map(shown_atom, delete)),
+            verifier.effects(insert, delete, verified),
+            fresh,
+            f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
+            + (f"\n{reason}" if reason else ""),
+            problem.basis,
+            kernels=lambda: kernel_lines(problem.rules, problem.index, verifier, problem.request, insert, delete),
+            request=problem.request,
+        )
+
+    def accept_changes(self, changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False, kept: Set = frozenset()) -> bool:
+        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
+        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
+        insert, delete, fresh = canonical(insert, delete, fresh_names, kept)
+        if (insert, delete) not in self.found:
+            self.found[(insert, delete)] = self.accept(insert, delete, fresh, method_name, reason, certified)
+        # These methods find realizations in no order of size: the search goes on, and the limit
+        # is applied to the list sorted smallest first (see _smallest_first).
+        return True
+
+    def smallest_first(self, fresh_names: list[str]) -> tuple[list[Realization], bool]:
+        p = self.problem
+        return _smallest_first(self.found, p.options.limit, p.options.families, p.verifier, p.index, p.basis, fresh_names, self.on_realization)
+
+
+def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | None) -> GroundProblem | Proposal:
+    """The relevant ground problem of the asp and tableaux methods (or the answer, when finding
+    it already decides one)."""
+    options, rules, model, request, progress = problem.options, problem.rules, problem.model, problem.request, search.progress
+
     def relevance(supported: bool) -> Relevance:
         return Relevance(
             rules,
             model,
-            base,
-            index=index,
-            herbrand=candidates == "herbrand",
-            bounds=Bounds(max_fresh=max_fresh, max_rounds=max_rounds),
-            protect=protected,
-            universe=universe,
+            problem.base,
+            index=problem.index,
+            herbrand=options.candidates == "herbrand",
+            bounds=Bounds(max_fresh=options.max_fresh, max_rounds=options.max_rounds),
+            protect=list(problem.protected),
+            universe=problem.universe,
             group_fds=True,  # one at-most-one group per key, not a denial instance per pair
             free_values=True,  # one new constant per column nothing reads (solver/free.py)
             conceal=folding.hides if folding is not None else None,
@@ -255,63 +285,80 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
     if progress:
         progress("finding the relevant candidate changes")
     if has_aggregates(rules):  # (only the asp method gets here with them)
-        problem = whole_problem(rules, model, base, request, herbrand=candidates == "herbrand", max_fresh=max_fresh, protect=protected, universe=universe)
+        ground = whole_problem(rules, model, problem.base, request, herbrand=options.candidates == "herbrand", max_fresh=options.max_fresh, protect=list(problem.protected), universe=problem.universe)
     else:
-        problem = supported_first(relevance, [ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], violated, deadline)
-    if problem.timed_out:
-        return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(problem.candidates))
+        ground = supported_first(relevance, [ground_atom(a) for a in request.insert], [ground_atom(a) for a in request.delete], list(problem.violated), problem.deadline)
+    if ground.timed_out:
+        return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(ground.candidates))
     if progress:
-        progress(f"{len(problem.candidates):,} candidate changes; solving")
-    if problem.fixed_conflicts:
-        return Proposal(request, "complete", [], "no realization: " + problem.fixed_conflicts[0], list(problem.fixed_conflicts), len(problem.candidates))
+        progress(f"{len(ground.candidates):,} candidate changes; solving")
+    if ground.fixed_conflicts:
+        return Proposal(request, "complete", [], "no realization: " + ground.fixed_conflicts[0], list(ground.fixed_conflicts), len(ground.candidates))
+    return ground
 
-    if method.startswith("tableaux"):
-        from .asp import Enumeration
-        from .tableaux import enumerate_realizations
 
-        enumeration = Enumeration(
-            enumerate_realizations(
-                problem,
-                index,
-                lambda changes, why: accept_changes(changes, problem.fresh, method, why, certified=True, kept=problem.free),
-                remaining,
-                # Over a database that violates a constraint now, the IDB+ tableau misses
-                # realizations (found by the thorough brute-force test): the minimality-test
-                # variant answers instead.
-                materialized=method == "tableaux-materialized" and not violated,
-                # With a limit, deepen by size until the limit's smallest are all found.
-                enough=None if limit is None else lambda: _row_count(found, families) >= limit,
-            )
+@method("tableaux", "tableaux-materialized")
+def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+    """Seed 003's update tableaux (Algorithms 3-6) over the relevant ground problem."""
+    from .asp import Enumeration
+    from .tableaux import enumerate_realizations
+
+    ground = _ground_problem(problem, search, folding)
+    if isinstance(ground, Proposal):
+        return ground
+    options, request, found = problem.options, problem.request, search.found
+    enumeration = Enumeration(
+        enumerate_realizations(
+            ground,
+            problem.index,
+            lambda changes, why: search.accept_changes(changes, ground.fresh, options.method, why, certified=True, kept=ground.free),
+            problem.remaining,
+            # Over a database that violates a constraint now, the IDB+ tableau misses
+            # realizations (found by the thorough brute-force test): the minimality-test
+            # variant answers instead.
+            materialized=options.method == "tableaux-materialized" and not problem.violated,
+            # With a limit, deepen by size until the limit's smallest are all found.
+            enough=None if options.limit is None else lambda: _row_count(found, options.families) >= options.limit,
         )
-        if not found and enumeration.status == "complete":
-            enumeration.core = AspProblem(problem).explain_failure()  # why nothing realizes it
-        realizations, cut = smallest_first(problem.fresh)
-        status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if problem.bounded or cut else "complete")
-        message, reasons = _message(realizations, status, problem, enumeration.core)
-        return Proposal(request, status, realizations, message, reasons, len(problem.candidates))
+    )
+    if not found and enumeration.status == "complete":
+        enumeration.core = AspProblem(ground).explain_failure()  # why nothing realizes it
+    realizations, cut = search.smallest_first(ground.fresh)
+    status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if ground.bounded or cut else "complete")
+    message, reasons = _message(realizations, status, ground, enumeration.core)
+    return Proposal(request, status, realizations, message, reasons, len(ground.candidates))
 
+
+@method("asp")
+def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+    """clingo enumerates the subset-minimal change sets of the relevant ground problem, by size."""
+    ground = _ground_problem(problem, search, folding)
+    if isinstance(ground, Proposal):
+        return ground
+    options, request, deadline, progress, on_realization = problem.options, problem.request, problem.deadline, search.progress, search.on_realization
+    limit = options.limit
     rows: list[Realization] = []
     level_status = "complete"
     try:
-        asp = asp_problem(problem, deadline)
+        asp = asp_problem(ground, deadline)
         for size, change_sets, level_status in asp.by_size(deadline):
             if progress:
                 progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
             level: dict[tuple, tuple] = {}
             for change_set in change_sets:
-                changes = [problem.candidates[k] for k in sorted(change_set)]
+                changes = [ground.candidates[k] for k in sorted(change_set)]
                 insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
                 delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
-                insert, delete, fresh = canonical(insert, delete, problem.fresh, problem.free)
+                insert, delete, fresh = canonical(insert, delete, ground.fresh, ground.free)
                 level.setdefault((insert, delete), fresh)
-            for item in _level_items(level, folding, families):
+            for item in _level_items(level, folding, options.families):
                 if deadline is not None and time.monotonic() >= deadline:
                     level_status = "timeout"
                     break
                 if isinstance(item, Family):
-                    realization = _family_realization(item, verifier, index, basis, problem.fresh, deadline)
+                    realization = _family_realization(item, problem.verifier, problem.index, problem.basis, ground.fresh, deadline)
                 else:
-                    realization = accept(item[0], item[1], level[item])
+                    realization = search.accept(item[0], item[1], level[item])
                 rows.append(realization)
                 if on_realization:
                     on_realization(realization)
@@ -323,11 +370,11 @@ def _asp_or_tableaux(rules, model, base, request, method, limit, deadline, remai
     except Late:
         level_status = "timeout"
     status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
-    if status == "complete" and problem.bounded:
+    if status == "complete" and ground.bounded:
         status = "bounded"
-    core = asp_problem(problem).explain_failure(deadline) if not rows and status == "complete" else []
-    message, reasons = _message(rows, status, problem, core)
-    return Proposal(request, status, rows, message, reasons, len(problem.candidates))
+    core = asp_problem(ground).explain_failure(deadline) if not rows and status == "complete" else []
+    message, reasons = _message(rows, status, ground, core)
+    return Proposal(request, status, rows, message, reasons, len(ground.candidates))
 
 
 def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
@@ -374,9 +421,9 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     def member_effects(binding: tuple) -> Update:
         return verifier.effects(*ground_family.member(binding))
 
-    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, _user_atom, deadline)
+    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom, deadline)
     family = replace(family, condition=where.text, where=where)
-    family = replace(family, pattern=(tuple(map(_user_atom, family.pattern[0])), tuple(map(_user_atom, family.pattern[1]))))
+    family = replace(family, pattern=(tuple(map(shown_atom, family.pattern[0])), tuple(map(shown_atom, family.pattern[1]))))
     named = {t for a in family.pattern[0] + family.pattern[1] for t in a.args}
     fresh = tuple(v for v in problem_fresh if v in named or any(v in b for b in family.bindings))
     checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
@@ -394,6 +441,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         basis,
         family=family,
         member_effects=member_effects,
+        request=verifier.request,
     )
 
 
@@ -404,14 +452,14 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
     from ..tableaux.explanations import kernels
 
     def text(kernel) -> str:
-        return "{" + ", ".join(str(_user_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
+        return "{" + ", ".join(str(shown_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
 
     out: list[str] = []
     deleted, inserted = set(delete), set(insert)
     for atom in sorted(request.delete, key=atom_key):
         found = kernels(rules, index, atom, limit=10_000)
         if found:
-            cut = [f"{text(k)} by " + ", ".join(f"-{_user_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
+            cut = [f"{text(k)} by " + ", ".join(f"-{shown_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
             other = len(found) - len(cut)
             line = f"cuts the kernels of {atom}: " + "; ".join(cut[:shown]) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
             if other:
@@ -454,14 +502,6 @@ def _rows(found, families: bool):
 
 def _row_count(found, families: bool) -> int:
     return sum(1 for _ in _rows(found, families))
-
-
-def check_bounds(limit: int | None, timeout: float | None) -> None:
-    """A limit is a whole number of at least 1 and a timeout a finite number of seconds above 0."""
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise NablogError(f"limit must be a whole number of at least 1, not {limit!r}", hint="leave the limit out for every realization")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0):
-        raise NablogError(f"timeout must be a finite number of seconds above 0, not {timeout!r}", hint="leave the timeout out to search without one")
 
 
 def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
@@ -514,40 +554,25 @@ def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: l
     return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order) + tuple(sorted(used, key=constant_sort_key))
 
 
-class _Universe(Set):
-    """The constants of the model, the program and the request, without copying the model's."""
-
-    def __init__(self, index: ModelIndex, extra: set):
-        self.index = index
-        self.extra = extra
-
-    def __contains__(self, value: object) -> bool:
-        return value in self.extra or self.index.has_constant(value)
-
-    def __iter__(self):
-        yield from self.index.constants()
-        yield from (v for v in self.extra if v not in self.index.constants())
-
-    def __len__(self) -> int:
-        return len(self.index.constants()) + sum(1 for v in self.extra if v not in self.index.constants())
-
-
-def _transform(rules, facts, model, request, candidates, max_fresh, protected, remaining, accept_changes, smallest_first, exhaustive, verifier) -> Proposal:
+@method("transform")
+def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+    """Seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`); folding does not apply."""
     from .transform import Algorithm1
 
+    options, request = problem.options, problem.request
     algorithm = Algorithm1(
-        rules, facts, model, herbrand=candidates == "herbrand", max_fresh=max_fresh, protected=protected, exhaustive=exhaustive
+        problem.rules, problem.facts, problem.model, herbrand=options.candidates == "herbrand", max_fresh=options.max_fresh, protected=list(problem.protected), exhaustive=options.exhaustive
     )
-    deadline = None if remaining is None else time.monotonic() + remaining
+    deadline = None if problem.remaining is None else time.monotonic() + problem.remaining
     outcome = algorithm.run(request, deadline)
     dropped = 0
-    for change_set in _verified(outcome.change_sets, verifier):
+    for change_set in _verified(outcome.change_sets, problem.verifier):
         if change_set is None:
             dropped += 1
             continue
-        if not accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
+        if not search.accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
             break
-    realizations, cut = smallest_first(outcome.fresh)
+    realizations, cut = search.smallest_first(outcome.fresh)
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
@@ -590,54 +615,7 @@ def _verified(change_sets, verifier: Verifier):
                 yield m
 
 
-def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:
-    """Every request atom names a known predicate with the right arity."""
-    arities = dict(rules.signatures)
-    for pred, rows in model.items():
-        if pred not in arities and len(rows):
-            arities[pred] = len(next(iter(rows)))
-    for sign, atom in request.atoms():
-        if atom.pred not in arities:
-            import difflib
-
-            close = difflib.get_close_matches(atom.pred, [p for p in arities if not p.startswith(SPLIT_PREFIX)], n=1)
-            raise QueryError(
-                f"unknown predicate {atom.pred}/{atom.arity} in the request",
-                atom.loc,
-                f"did you mean {close[0]}?" if close else "request facts of predicates the database has",
-            )
-        if arities[atom.pred] != atom.arity:
-            raise QueryError(
-                f"predicate {atom.pred} has arity {arities[atom.pred]}, but the request gives {atom.arity} argument"
-                + ("" if atom.arity == 1 else "s"),
-                atom.loc,
-                f"write {atom.pred} with {arities[atom.pred]} arguments",
-            )
-
-
 def _holds(model: Mapping[str, Set], request: Request) -> bool:
     return all(tuple(a.args) in model.get(a.pred, ()) for a in request.insert) and not any(
         tuple(a.args) in model.get(a.pred, ()) for a in request.delete
     )
-
-
-def _user_atom(atom: Atom) -> Atom:
-    """Stored facts of a split predicate are shown under the predicate's own name."""
-    if atom.pred.startswith(SPLIT_PREFIX):
-        return Atom(atom.pred[len(SPLIT_PREFIX):], atom.args)
-    return atom
-
-
-def _protections(rules: Program, protect: Iterable[str | Atom], split: set[str]) -> list:
-    out: list = []
-    for p in list(rules.protected) + list(protect):
-        if isinstance(p, str) and "(" in p:
-            # "r(d3)" names a fact, as on the command line (it was taken for a relation named
-            # "r(d3)", which protected nothing).
-            p = parse_atom(p, "protect")
-        if isinstance(p, str):
-            out.append(SPLIT_PREFIX + p if p in split else p)
-        else:
-            pred = SPLIT_PREFIX + p.pred if p.pred in split else p.pred
-            out.append((pred, tuple(p.args)))
-    return out

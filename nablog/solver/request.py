@@ -12,7 +12,10 @@ the update; it may name derived (view) or base predicates. It is a :class:`~nabl
 
 from __future__ import annotations
 
-from ..lang import Delta
+from collections.abc import Mapping, Set
+
+from ..lang import SPLIT_PREFIX, Delta, Program
+from ..lang.analysis import check_signature
 
 Request = Delta
 """Ground atoms to make true (``insert``) and false (``delete``)."""
@@ -25,3 +28,25 @@ def parse_request(text: str, source: str = "<request>") -> Request:
     +q(a, 2). -p(1).
     """
     return Delta.parse(text, source)
+
+
+def check_request(rules: Program, model: Mapping[str, Set], request: Request) -> None:
+    """Every request atom names a known predicate (of the rules or the model) with its arity.
+
+    >>> from nablog.lang import parse
+    >>> check_request(parse("p(X) :- q(X)."), {"q": {(1,)}}, parse_request("+p(1, 2)."))
+    Traceback (most recent call last):
+    ...
+    nablog.lang.errors.QueryError: error: predicate p has arity 1, but the request gives 2 arguments
+      --> <request>:1:2
+       |
+     1 | +p(1, 2).
+       |  ^
+    hint: write p with 1 arguments
+    """
+    arities = dict(rules.signatures)
+    for pred, rows in model.items():
+        if pred not in arities and len(rows):
+            arities[pred] = len(next(iter(rows)))
+    for _, atom in request.atoms():
+        check_signature(atom, arities, "request", "request facts of predicates the database has", (SPLIT_PREFIX,))

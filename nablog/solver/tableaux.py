@@ -104,8 +104,8 @@ def request_tableau(
     from ..engines.violations import find_violations
     from ..lang import SPLIT_PREFIX
     from .ground import Bounds, Relevance, ground_atom
-    from .propose import _protections, _Universe, check_request
-    from .request import parse_request
+    from .problem import protections, request_universe
+    from .request import check_request, parse_request
 
     if isinstance(request, str):
         request = parse_request(request)
@@ -120,8 +120,8 @@ def request_tableau(
         index=index,
         herbrand=candidates == "herbrand",
         bounds=Bounds(max_fresh=max_fresh),
-        protect=_protections(rules, protect, split),
-        universe=_Universe(index, set(rules.constants()) | {v for _, a in request.atoms() for v in a.args}),
+        protect=protections(rules, protect, split),
+        universe=request_universe(rules, index, request),
         group_fds=True,
     )
     violated = [(v.constraint, b) for v in violations for b in v.bindings]

@@ -164,6 +164,8 @@ class Monitor:
         delete: Mapping[str, Iterable[tuple]] | None = None,
         model: "Mapping[str, Set] | Callable[[], Mapping[str, Set]] | None" = None,
         version: int | None = None,
+        *,
+        real: bool = False,
     ) -> dict[str, Change]:
         """Per monitored view, what a change of base facts makes enter and leave it.
 
@@ -176,8 +178,15 @@ class Monitor:
         ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
         instead of encoding them again each time, and ``materialized`` keeps the relations it
         reads, updated in place with each commit's differentials.
+
+        ``real`` says the caller computed the true changes already (a commit's, which the stores
+        worked out against the data): they are taken as given, not checked against ``facts`` again.
         """
-        ins, dele = true_changes(facts, insert or {}, delete or {})
+        if real:
+            ins = {p: set(rows) for p, rows in (insert or {}).items() if rows}
+            dele = {p: set(rows) for p, rows in (delete or {}).items() if rows}
+        else:
+            ins, dele = true_changes(facts, insert or {}, delete or {})
         if self._plans is not None and self.mode == "rod":
             changes = self._rod_live(self._live_state(version, lambda: facts), ins, dele)
             self._advance_live(version, ins, dele, {})

@@ -29,7 +29,7 @@ from ..engines import PythonEngine
 from ..engines.base import relation_arity
 from ..engines.compute import refuse_computation
 from ..lang import Program, Rule, base_part
-from ..solver.realization import Update, induced_update
+from ..lang.delta import Update, induced_update
 from ..transforms import normalize, propagation_rules, transition_rules
 from ..transforms.propagation import DEL, INS
 
@@ -77,7 +77,7 @@ def _by_monitor(rules: Program, facts, insert, delete, model, mode: str) -> Upda
     insert = {stored(p): rows for p, rows in insert.items()}
     delete = {stored(p): rows for p, rows in delete.items()}
     ins, dele = true_changes(facts, insert, delete)
-    changes = Monitor(rules, sorted(derived), mode).differentials(facts, ins, dele, model=None if mode == "rod" else model)
+    changes = Monitor(rules, sorted(derived), mode).differentials(facts, ins, dele, model=None if mode == "rod" else model, real=True)
     gained = {**ins, **{p: c.plus for p, c in changes.items()}}
     lost = {**dele, **{p: c.minus for p, c in changes.items()}}
     return induced_update(gained, lost)

@@ -247,7 +247,8 @@ class Hub:
 
     def differentials(self, facts: Mapping, insert: Mapping, delete: Mapping, model: Callable[[], Mapping], version: int | None = None) -> dict[str, dict[str, Change]]:
         """Per mode in use, per subscribed view, the change a commit makes to the state numbered
-        ``version`` (computed before the commit is applied)."""
+        ``version`` (computed before the commit is applied). ``insert`` and ``delete`` are the
+        commit's true changes, computed once by the commit and handed to every monitor as they are."""
         if self._stale:
             self._regroup()
         self._snapshots = (-1, {})  # the state they answered is left
@@ -256,7 +257,7 @@ class Hub:
         for mode, views in self._views.items():
             monitor = self.monitor(mode, frozenset(views))
             self._used.append(monitor)
-            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model, version=version)
+            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model, version=version, real=True)
         return out
 
     def derived_changes(self, derived: frozenset[str]) -> dict[str, tuple] | None:

@@ -192,14 +192,14 @@ def test_the_classes_are_kept_with_the_state_and_computed_again_after_a_commit()
 
     db = org_chart(30, 3)
     db.prepare()
-    first = db._state_index()
+    first = db.state.index()
     assert any(isinstance(k, tuple) and k[0] == "folding" for k in first.tables)
     before = db.propose(REQUEST)
-    assert db._state_index() is first  # a request builds nothing again
+    assert db.state.index() is first  # a request builds nothing again
     db.apply(before[1])  # move e5 to d77: d5 and d77 are no longer like the other departments
-    assert db._state_index() is not first
+    assert db.state.index() is not first
     # Against a database loaded with the facts after the commit.
-    fresh = Database.from_text(RULES, {p: set(rows) for p, rows in db._facts.items()})
+    fresh = Database.from_text(RULES, {p: set(rows) for p, rows in db.facts.items()})
     db.prepare()  # the new state's tables, built before its first request here, by it in `fresh`
     for request in ("+manager(e7, h3).", "+manager(e5, h9).", "-manager(e8, h8)."):
         ours, theirs = db.propose(request), fresh.propose(request)

@@ -21,7 +21,7 @@ from tests.solver.test_bruteforce import BASE, databases, naive_model
 from tests.solver.test_recursive_insertion import RULES as CHAIN, chart, charts
 from tests.strategies import examples
 
-import nablog.solver.realization as realization
+import nablog.lang.delta as realization  # KEPT_EFFECTS, Update and induced_update live beside Delta
 from nablog import Database
 from nablog.lang import Atom, BaseDeclaration
 from nablog.solver.realization import Update, Verifier, sorted_atoms
@@ -51,7 +51,7 @@ class kept:
 def expected_effects(db: Database, r, request_atoms: set[str]) -> list[str]:
     """The oracle: derived atoms that appear and disappear when the changes are applied to the
     base facts, by naive evaluation before and after, without the requested atoms."""
-    facts = {p: set(rows) for p, rows in db._facts.items()}
+    facts = {p: set(rows) for p, rows in db.facts.items()}
     before = naive_model(db.rules, facts)
     for a in r.insert:
         facts.setdefault(a.pred, set()).add(tuple(a.args))

@@ -83,7 +83,7 @@ def test_database_query_and_cli_magic(capsys, tmp_path):
     path.write_text(CHAIN)
     db = Database.from_text(CHAIN)
     assert db.query("p(28, Y)", magic=True) == [(28, 29), (28, 30)]
-    assert db._model is None  # the whole model was never computed
+    assert db.state._model is None  # the whole model was never computed
     assert main(["query", str(path), "p(28, Y)", "--magic", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [[28, 29], [28, 30]]
     assert main(["query", str(path), "--magic"]) == 2

@@ -69,7 +69,7 @@ def test_subscribers_of_one_query_share_its_snapshot_and_each_gets_its_messages(
         assert drain(sub) == [{"version": 0, "snapshot_complete": True}, {"version": 1, "plus": [["e", "h"]], "minus": []}]
     third = db.subscribe("closure(e, Y)")
     assert third.get(timeout=0)["snapshot"] == [["e", "a"], ["e", "b"], ["e", "c"], ["e", "d"], ["e", "g"], ["e", "h"]]
-    assert db._pending[0] == {"edge": {("g", "h")}}  # read from the monitor's kept closure: the model is not caught up
+    assert db.state._pending[0] == {"edge": {("g", "h")}}  # read from the monitor's kept closure: the model is not caught up
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -175,12 +175,12 @@ def test_commits_with_a_subscriber_keep_answers_and_model_exact(program, facts, 
     subs = {v: db.subscribe(Atom(v, tuple(Var(f"V{i}") for i in range(n))), mode=mode) for v, n in DERIVED}
     messages = {v: [] for v in subs}
     engine = PythonEngine()
-    before = engine.evaluate(db.rules, {p: set(r) for p, r in db._facts.items()})
+    before = engine.evaluate(db.rules, {p: set(r) for p, r in db.facts.items()})
     for k, (insert, delete) in enumerate(commits):
         atoms = lambda rows: frozenset(Atom(p, r) for p, rs in rows.items() for r in rs)  # noqa: E731
         version, update = db.commit(Delta(atoms(insert) - atoms(delete), atoms(delete)))
         assert version == k + 1
-        after = engine.evaluate(db.rules, {p: set(r) for p, r in db._facts.items()})
+        after = engine.evaluate(db.rules, {p: set(r) for p, r in db.facts.items()})
         for v, _ in DERIVED:
             assert {a.args for a in update.insert if a.pred == v} == set(after[v]) - set(before[v]), v
             assert {a.args for a in update.delete if a.pred == v} == set(before[v]) - set(after[v]), v
@@ -200,7 +200,7 @@ def test_a_dropped_database_frees_its_subscriptions_state():
 
     db = Database.from_text("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y). edge(a,b). edge(b,c).")
     sub = db.subscribe("closure(X, Y)")
-    hub = weakref.ref(db._hub)
+    hub = weakref.ref(db.state.hub)
     del db, sub
     gc.collect()
     assert hub() is None

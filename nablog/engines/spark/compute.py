@@ -19,7 +19,7 @@ compared and binding nothing when assigned (as the python engine does).
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ...lang import Atom, Comparison, Literal, NablogError, Rule, Var
 from ...lang.arith import INT_BITS
@@ -30,7 +30,18 @@ from .types import LONG, MIXED, ColumnType, Relation, constant_type, infer_types
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-    from .evaluation import _Evaluation
+
+class _Evaluation(Protocol):
+    """What computing needs of the evaluation it runs in (:class:`nablog.engines.spark.evaluation._Evaluation`):
+    its relations and their column types, and a rule evaluated over them. Stated here, so that this
+    module does not import the evaluation that imports it."""
+
+    relations: dict[str, Relation]
+    types: dict[str, tuple[ColumnType, ...]]
+
+    def set(self, pred: str, relation: Relation) -> None: ...
+
+    def rule(self, rule: Rule) -> DataFrame | None: ...
 
 MAX_COMPUTING_ROUNDS = 1000
 """A recursive component whose rules compute new values stops after this many semi-naive rounds
