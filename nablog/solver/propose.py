@@ -445,23 +445,36 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
     )
 
 
+EXPLAINED_DERIVATIONS = 1_000
+"""Derivations of a request atom a realization's kernel lines read (a closure in a dense graph has
+exponentially many; past this many the line says it lists those of the first ones)."""
+
+
 def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request: Request, insert, delete, shown: int = 5) -> list[str]:
     """Which kernels (seed 003, Def. 4) of each request atom the changes cut (a deletion: every
     kernel in the current state loses a fact) or complete (an insertion: the kernels of the new
-    state that need an inserted fact)."""
-    from ..tableaux.explanations import kernels
+    state that need an inserted fact). The kernels of the current state are found once per
+    state (kept in the model index's tables), not once per realization."""
+    from ..tableaux.explanations import kernel_search
 
     def text(kernel) -> str:
         return "{" + ", ".join(str(shown_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
 
+    def of(atom, whole: bool) -> str:
+        return str(atom) if whole else f"{atom} (of its first {EXPLAINED_DERIVATIONS:,} derivations; it has more)"
+
     out: list[str] = []
     deleted, inserted = set(delete), set(insert)
     for atom in sorted(request.delete, key=atom_key):
-        found = kernels(rules, index, atom, limit=10_000)
+        key = ("kernels", atom, EXPLAINED_DERIVATIONS)
+        if key not in index.tables:
+            index.tables[key] = kernel_search(rules, index, atom, limit=EXPLAINED_DERIVATIONS)
+        found, whole = index.tables[key]
         if found:
-            cut = [f"{text(k)} by " + ", ".join(f"-{shown_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in found if k & deleted]
+            cut = [k for k in found if k & deleted]  # only the shown ones are written out
             other = len(found) - len(cut)
-            line = f"cuts the kernels of {atom}: " + "; ".join(cut[:shown]) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
+            listed = (f"{text(k)} by " + ", ".join(f"-{shown_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in cut[:shown])
+            line = f"cuts the kernels of {of(atom, whole)}: " + "; ".join(listed) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
             if other:
                 line += f" ({other} more lose a negated condition)"
             out.append(line)
@@ -470,9 +483,10 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
         if verified is not None:
             after = ModelIndex(verified[0])
             for atom in sorted(request.insert, key=atom_key):
-                done = [k for k in kernels(rules, after, atom, limit=10_000) if k & inserted]
+                found, whole = kernel_search(rules, after, atom, limit=EXPLAINED_DERIVATIONS)
+                done = [k for k in found if k & inserted]
                 if done:
-                    out.append(f"completes the kernel{'s' if len(done) > 1 else ''} of {atom}: " + "; ".join(text(k) for k in done[:shown]) + (f"; and {len(done) - shown} more" if len(done) > shown else ""))
+                    out.append(f"completes the kernel{'s' if len(done) > 1 else ''} of {of(atom, whole)}: " + "; ".join(text(k) for k in done[:shown]) + (f"; and {len(done) - shown} more" if len(done) > shown else ""))
     return out
 
 

@@ -1,5 +1,7 @@
 """Hyper tableaux, hitting sets and kernels: exact small cases and properties against brute force."""
 
+import time
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -7,7 +9,7 @@ from tests.strategies import examples
 
 from nablog.engines import PythonEngine
 from nablog.lang import Atom, parse, separate_facts
-from nablog.tableaux.explanations import kernels
+from nablog.tableaux.explanations import kernel_search, kernels, layered_dag
 from nablog.tableaux.hitting import brute_force_minimal_hitting_sets, is_hitting_set, minimal_hitting_sets
 from nablog.tableaux.hyper import Clause, HyperTableau
 
@@ -64,3 +66,15 @@ def test_kernels_of_a_deletion_and_locally_minimal_explanations():
     # Def. 5: {a, e} is minimal for the instances it uses (p :- a, e), so it is locally minimal.
     local = kernels(rules, model, Atom("p"), local=True)
     assert frozenset({Atom("a"), Atom("e")}) in local and frozenset({Atom("a")}) in local
+
+
+def test_a_limited_kernel_search_stops_after_its_limit_on_an_exponential_graph():
+    # 8 layers of width 6: 1,679,616 paths from s to t. Walking them all (as the limited search
+    # once did, then returning nothing) takes hours; the limit bounds the work.
+    rules, _ = separate_facts(parse("tc(X,Y) :- e(X,Y). tc(X,Y) :- e(X,Z), tc(Z,Y)."))
+    model = PythonEngine().evaluate(rules, {"e": layered_dag(6, 8)})
+    started = time.monotonic()
+    found, whole = kernel_search(rules, model, Atom("tc", ("s", "t")), limit=200)
+    assert (len(found), whole) == (200, False)
+    assert all(len(k) == 9 for k in found)  # each a path of 9 edges
+    assert time.monotonic() - started < 5
