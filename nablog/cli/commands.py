@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..database import Database
-from ..lang import NablogError, row_sort_key
+from ..lang import Atom, NablogError, row_sort_key
 from .arguments import protections, settings, split_query, split_request
 from .output import Progress, print_proposal, print_realization, print_reasons, print_table, print_violations, warn
 
@@ -422,6 +422,7 @@ def _repair_cells(args: argparse.Namespace, db: Database) -> int:
         written = write_cell_repair(args.out, db.program, relations, result.corrections)
         if not args.json:
             print(f"wrote {len(written)} files to {args.out} (the repaired relations, row-aligned, and corrections.csv)")
+    explained = _explained_cells(db, result, relations) if args.why else ()
     if args.json:
         report = {
             "consistent": result.consistent,
@@ -431,8 +432,25 @@ def _repair_cells(args: argparse.Namespace, db: Database) -> int:
             "left": [{"constraint": name, "violation": text} for name, text in result.left],
             "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
         }
+        if args.why:
+            report["why"] = [r.to_json() for r in explained]
         json.dump(report, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print_cell_report(sys.stdout, result)
+        if args.why:
+            sys.stdout.write("why:\n" + "".join(f"  {r.text()}\n" for r in explained))
     return 0 if result.consistent else 1
+
+
+def _explained_cells(db: Database, result, relations) -> tuple:
+    """``repair --policy cells --why``: each updated row with the violations its update removes."""
+    from ..explain.changes import explain_cells
+
+    rows = {p: r.rows for p, r in relations.items()}
+    after = result.apply(rows)
+    updates = []
+    for relation, row in sorted({(c.relation, c.row) for c in result.corrections}):
+        cells = ", ".join(f"{relation}[{row}].{c.column}: {c.old!r} -> {c.new!r}" for c in result.corrections if (c.relation, c.row) == (relation, row))
+        updates.append((cells, Atom(relation, tuple(rows[relation][row])), Atom(relation, tuple(after[relation][row]))))
+    return explain_cells(db.explainer(python=True), updates)

@@ -34,7 +34,7 @@ side effect -s(1): it held by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..engines import PythonEngine
 from ..engines.violations import Violation, find_violations
@@ -247,22 +247,46 @@ def explain_table(explainer: Explainer, insert: tuple[Atom, ...], delete: tuple[
     >>> [[r.text() for r in db.why_repair(table)] for table in repair(db.rules, db.model(), engine=db.engine, limit=2)]
     [['-q(1)  removes 2 violations (one: p(1), q(1); two: q(1), r(1)); without it, still violated: one (1), two (1)'], ['-p(1)  removes 1 violation (one: p(1), q(1)); without it, still violated: one (1)', '-r(1)  removes 1 violation (two: q(1), r(1)); without it, still violated: two (1)']]
     """
+    return _explain_units(explainer, [(f"+{a}", (a,), ()) for a in insert] + [(f"-{a}", (), (a,)) for a in delete])
+
+
+def explain_cells(explainer: Explainer, updates: Sequence[tuple[str, Atom, Atom]]) -> tuple[Row, ...]:
+    """Each updated row of a cell repair with the violated instances it removes: ``updates``
+    holds, per row, a label (the cells changed), the tuple before and the tuple after. A cell
+    update is seed 004's composition of the tuple's deletion and the updated tuple's insertion
+    (Def. 2.2), so a row is explained as that pair.
+
+    >>> from nablog.database import Database
+    >>> from nablog.lang import Atom
+    >>> db = Database.from_text("#constraint same_city :- addr(I, Z, C), addr(J, Z, D), C != D. addr(1, 2108, boston). addr(2, 2108, bostn). addr(3, 1970, salem).")
+    >>> updates = [("addr[1].city: 'bostn' -> 'boston'", Atom("addr", (2, 2108, "bostn")), Atom("addr", (2, 2108, "boston")))]
+    >>> [r.text() for r in explain_cells(db.explainer(python=True), updates)]
+    ["addr[1].city: 'bostn' -> 'boston'  removes 2 violations (same_city: addr(1, 2108, boston), addr(2, 2108, bostn); same_city: addr(2, 2108, bostn), addr(1, 2108, boston)); without it, still violated: same_city (2)"]
+    """
+    return _explain_units(explainer, [(label, (after,), (before,)) for label, before, after in updates])
+
+
+def _explain_units(explainer: Explainer, units: Sequence[tuple[str, tuple[Atom, ...], tuple[Atom, ...]]]) -> tuple[Row, ...]:
+    """Each unit (a label, its insertions, its deletions) of a set of changes applied together,
+    with the violated instances it removes: those whose witnesses hold a fact it deletes, else
+    those that come back when it alone is left out; and what is violated then."""
     from ..lang import Delta
 
     nothing = Delta()
     now = find_violations(explainer.program, explainer.model, PythonEngine())
     instances = [(v.constraint, w) for v in now for w in v.witnesses]
-    done, _ = outcome(explainer, nothing, insert, delete)
+    inserted = [a for _, plus, _ in units for a in plus]
+    deleted = [a for _, _, minus in units for a in minus]
+    done, _ = outcome(explainer, nothing, inserted, deleted)
     remaining = {(v.constraint, w) for v in done.violations for w in v.witnesses}
     removed = [i for i in instances if i not in remaining]
-    changes = [("+", a) for a in insert] + [("-", a) for a in delete]
     rows = []
-    for sign, atom in changes:
-        rest = [c for c in changes if c != (sign, atom)]
-        without, _ = outcome(explainer, nothing, [a for s, a in rest if s == "+"], [a for s, a in rest if s == "-"])
+    for i, (label, plus, minus) in enumerate(units):
+        rest = [u for j, u in enumerate(units) if j != i]
+        without, _ = outcome(explainer, nothing, [a for _, p, _ in rest for a in p], [a for _, _, m in rest for a in m])
         back = {(v.constraint, w) for v in without.violations for w in v.witnesses}
-        mine = tuple(i for i in removed if (atom in i[1]) if sign == "-") or tuple(i for i in removed if i in back)
-        rows.append(Row(f"{sign}{atom}", mine, without.violations))
+        mine = tuple(x for x in removed if any(a in x[1] for a in minus)) or tuple(x for x in removed if x in back)
+        rows.append(Row(label, mine, without.violations))
     return tuple(rows)
 
 
@@ -273,4 +297,4 @@ def _by_relation(atoms: Iterable[Atom]) -> dict[str, set[tuple]]:
     return out
 
 
-__all__ = ["Judgement", "Need", "Outcome", "RealizationWhy", "Row", "explain_realization", "explain_table", "judge_changes", "outcome"]
+__all__ = ["Judgement", "Need", "Outcome", "RealizationWhy", "Row", "explain_cells", "explain_realization", "explain_table", "judge_changes", "outcome"]
