@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
@@ -22,10 +23,11 @@ def open_database(args: argparse.Namespace, files: Sequence[str]) -> Database:
         options["progress"] = progress
     from ..sql import is_url
 
-    if files and is_url(files[0]):  # a SQL database: its URL, then program files adding rules
-        db = Database.connect(files[0], *files[1:], engine=engine, strict=getattr(args, "strict", False), **options)
-    else:
-        db = Database.from_files(*files, data=args.data, engine=engine, header=args.header, strict=getattr(args, "strict", False), **options)
+    with progress.ticking(f"reading {', '.join(map(str, (files[:1] if files and is_url(files[0]) else args.data or files)))}") if progress else nullcontext():
+        if files and is_url(files[0]):  # a SQL database: its URL, then program files adding rules
+            db = Database.connect(files[0], *files[1:], engine=engine, strict=getattr(args, "strict", False), **options)
+        else:
+            db = Database.from_files(*files, data=args.data, engine=engine, header=args.header, strict=getattr(args, "strict", False), **options)
     for warning in db.warnings:
         warn(warning)
     return db

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
-from typing import Sequence, TextIO
+from contextlib import contextmanager
+from typing import Iterator, Sequence, TextIO
 
 from ..database import Database, Violation
 from ..lang import NablogWarning, format_constant
 
 
 def warn(warning: NablogWarning) -> None:
-    print(warning, file=sys.stderr)
+    # On a terminal a progress line may stand where the warning goes: clear it first.
+    print(("\r\x1b[K" if sys.stderr.isatty() else "") + str(warning), file=sys.stderr)
 
 
 def print_table(out: TextIO, pred: str, rows: Sequence[tuple]) -> None:
@@ -71,23 +75,46 @@ def print_violations(out: TextIO, db: Database | None, violations: list[Violatio
 
 
 class Progress:
-    """Progress of a long evaluation on stderr, shown only on a terminal and after half a second."""
+    """Progress of a long evaluation on stderr, shown only on a terminal and after half a second
+    (``NABLOG_PROGRESS_DELAY`` seconds, when set)."""
 
-    def __init__(self, stream: TextIO):
+    def __init__(self, stream: TextIO, delay: float | None = None):
         self.stream = stream
         self.start = time.monotonic()
+        self.delay = float(os.environ.get("NABLOG_PROGRESS_DELAY", 0.5)) if delay is None else delay
         self.shown = False
+        self._writing = threading.Lock()
 
     @classmethod
     def for_terminal(cls) -> "Progress | None":
         return cls(sys.stderr) if sys.stderr.isatty() else None
 
     def __call__(self, message: str) -> None:
-        if time.monotonic() - self.start < 0.5:
+        if time.monotonic() - self.start < self.delay:
             return
-        self.shown = True
-        self.stream.write(f"\r\x1b[K[{time.monotonic() - self.start:6.1f}s] {message}")
-        self.stream.flush()
+        with self._writing:
+            self.shown = True
+            self.stream.write(f"\r\x1b[K[{time.monotonic() - self.start:6.1f}s] {message}")
+            self.stream.flush()
+
+    @contextmanager
+    def ticking(self, message: str) -> Iterator[None]:
+        """Show ``message`` with the time going on while a step that reports nothing runs
+        (reading the data: the first seconds at 1e6 facts would show nothing)."""
+        stop = threading.Event()
+
+        def tick() -> None:
+            self(message)
+            while not stop.wait(0.25):
+                self(message)
+
+        ticker = threading.Thread(target=tick, name="nablog-progress", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            ticker.join()
 
     def __del__(self) -> None:
         if self.shown:
