@@ -96,7 +96,7 @@ def choose(
         if answer.startswith("i"):
             k = _number(answer[1:], len(items), out)
             if k is not None:
-                out.write("\n" + items[k].explain() + "\n")
+                out.write("\n" + items[k].explain(full=True) + "\n")  # asked for: whole
             continue
         k = _number(answer, len(items), out)
         if k is None:

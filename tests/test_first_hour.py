@@ -199,3 +199,17 @@ def test_long_witness_lines_are_cut_unless_full(capsys, tmp_path, command):
     assert max(map(len, lines)) <= 160 and any(line.endswith(" … (--full)") for line in lines), out
     status, out, _ = run(capsys, command, str(program), "--full")
     assert "(--full)" not in out and any(len(line) > 400 for line in out.splitlines())
+
+
+def test_many_side_effects_are_summarised_and_full_lists_them(tmp_path, capsys):
+    # Issue 32: about 200 side-effect lines per realization at 1e6 facts. Past 20, a count per
+    # view and the first 10; --full prints them all.
+    program = tmp_path / "p.lp"
+    program.write_text("v(X, Y) :- b(X), c(Y).\n" + "".join(f"c(c{i:02}).\n" for i in range(30)) + "b(0).\n")
+    status, out, _ = run(capsys, "propose", str(program), "+v(1, c00).", "--limit", "1")
+    lines = out.splitlines()
+    assert status == 0 and lines[3:6] == ["[1] 1 change:", "      +b(1)", "    side effects on views:"]
+    assert lines[6:8] == ["      29 in all: +v 29", "      +v(1, c01)"]
+    assert lines[16:18] == ["      +v(1, c10)", "      ... and 19 more (--full prints them all)"]
+    status, out, _ = run(capsys, "propose", str(program), "+v(1, c00).", "--limit", "1", "--full")
+    assert [line.strip() for line in out.splitlines()[6:35]] == [f"+v(1, c{i:02})" for i in range(1, 30)]

@@ -157,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     propose.add_argument("--json", action="store_true", help="print one JSON object")
     propose.add_argument("--stream", action="store_true", help="print each realization as soon as it is verified (with --json: JSON lines)")
     propose.add_argument("--expand", action="store_true", help="list the members of each family of realizations")
+    propose.add_argument("--full", action="store_true", help="list every side effect (more than 20 are summarised: a count per view and the first 10)")
     propose.add_argument("--why", action="store_true", help="explain each realization: what fails without each change (the constraint a compensation repairs, and the change that forced it), the proofs it creates, the derivations it breaks")
     propose.add_argument("--why-not", metavar="CHANGES", help="judge a change set of your own instead, e.g. '+a(1). -b(2).': the part of the request it fails, the constraints it violates, or the smaller realization it contains")
 

@@ -140,7 +140,7 @@ def run_propose(args: argparse.Namespace) -> int:
         else:
             if len(found) == 1:
                 sys.stdout.write(f"request: {request.strip()}\n")
-            print_realization(sys.stdout, len(found), realization, args.expand)
+            print_realization(sys.stdout, len(found), realization, args.expand, args.full)
         sys.stdout.flush()
 
     try:
@@ -159,7 +159,7 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.write(("\n" if found else "") + proposal.message + "\n")
         print_reasons(sys.stdout, proposal)
     else:
-        print_proposal(sys.stdout, proposal, args.expand)
+        print_proposal(sys.stdout, proposal, args.expand, args.full)
     return 130 if proposal.status == "interrupted" else 0
 
 
@@ -176,7 +176,7 @@ def print_explained(db: Database, args: argparse.Namespace, request: str) -> int
         return 0
     sys.stdout.write(f"request: {proposal.request}\n{proposal.message}\n")
     for i, (r, why) in enumerate(zip(proposal, explained), 1):
-        print_realization(sys.stdout, i, r, args.expand)
+        print_realization(sys.stdout, i, r, args.expand, args.full)
         sys.stdout.write("    why:\n" + "".join(f"      {line}\n" for line in why.text().splitlines()))
     print_reasons(sys.stdout, proposal)
     return 0

@@ -32,15 +32,15 @@ def print_table(out: TextIO, pred: str, rows: Sequence[tuple]) -> None:
     out.write("\n")
 
 
-def print_proposal(out: TextIO, proposal, expand: bool = False) -> None:
+def print_proposal(out: TextIO, proposal, expand: bool = False, full: bool = False) -> None:
     out.write(f"request: {proposal.request}\n{proposal.message}\n")
     for i, r in enumerate(proposal, 1):
-        print_realization(out, i, r, expand)
+        print_realization(out, i, r, expand, full)
     print_reasons(out, proposal)
 
 
-def print_realization(out: TextIO, i: int, r, expand: bool = False) -> None:
-    out.write(f"\n[{i}] " + r.explain().replace("\n", "\n    ") + "\n")
+def print_realization(out: TextIO, i: int, r, expand: bool = False, full: bool = False) -> None:
+    out.write(f"\n[{i}] " + r.explain(full).replace("\n", "\n    ") + "\n")
     if expand and r.family is not None:
         out.write("    members:\n")
         for binding in r.family.bindings:

@@ -28,6 +28,32 @@ def sorted_atoms(atoms) -> tuple[Atom, ...]:
     return tuple(sorted(atoms, key=atom_key))
 
 
+SHOWN_EFFECTS = 20
+"""Side-effect lines a realization's account lists whole; past it, a count per view and the first
+:data:`SHOWN_EFFECTS_FIRST` (at 1e6 facts one realization had about 200)."""
+SHOWN_EFFECTS_FIRST = 10
+
+
+def summarised_effects(effects: list[str], full: bool = False) -> list[str]:
+    """The side-effect lines of an account, indented: whole up to :data:`SHOWN_EFFECTS` (or with
+    ``full``), else a count per view and sign, the first lines and how many more.
+
+    >>> lines = [f"+p({i})" for i in range(30)] + ["-q(1)"]
+    >>> summarised_effects(lines)[0], summarised_effects(lines)[-1]
+    ('  31 in all: +p 30, -q 1', '  ... and 21 more (--full prints them all)')
+    >>> len(summarised_effects(lines, full=True))
+    31
+    """
+    if full or len(effects) <= SHOWN_EFFECTS:
+        return [f"  {line}" for line in effects]
+    counts: dict[str, int] = {}
+    for line in effects:
+        key = line[: line.index("(")] if "(" in line else line
+        counts[key] = counts.get(key, 0) + 1
+    summary = ", ".join(f"{key} {n:,}" for key, n in counts.items())
+    return [f"  {len(effects):,} in all: {summary}"] + [f"  {line}" for line in effects[:SHOWN_EFFECTS_FIRST]] + [f"  ... and {len(effects) - SHOWN_EFFECTS_FIRST:,} more (--full prints them all)"]
+
+
 @dataclass(frozen=True)
 class Realization:
     """Base-fact changes realizing a request, with their side effects on the views.
@@ -92,8 +118,10 @@ class Realization:
         """The base-fact changes as a :class:`~nablog.lang.Delta` (what ``Database.apply`` commits)."""
         return Delta(frozenset(self.insert), frozenset(self.delete))
 
-    def explain(self) -> str:
-        """A readable account: the changes, their side effects and why the realization was chosen."""
+    def explain(self, full: bool = False) -> str:
+        """A readable account: the changes, their side effects and why the realization was chosen.
+        More than :data:`SHOWN_EFFECTS` side effects are summarised (a count per view and the
+        first ones) unless ``full``."""
         if self.family is not None:
             out = [f"a family of {len(self.family):,} realizations, {self.size} change" + ("" if self.size == 1 else "s") + " each:"]
         else:
@@ -106,10 +134,10 @@ class Realization:
             out.append(f"(--set {self.family.parameter.name}=VALUE picks one, --expand lists them)")
             if effects:
                 out.append(f"side effects on views, for {first}:")
-                out += [f"  {line}" for line in effects]
+                out += summarised_effects(effects, full)
         elif effects:
             out.append("side effects on views:")
-            out += [f"  {line}" for line in effects]
+            out += summarised_effects(effects, full)
         else:
             out.append("no side effects on other views")
         if self.fresh:
