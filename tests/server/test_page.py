@@ -153,8 +153,8 @@ def test_repair_lists_tables_and_cells_and_applies_one(chairs, tmp_path):
 # -- in the browser ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def browser(tmp_path_factory):
+@pytest.fixture(scope="module")  # not the session: Playwright's sync API keeps an event loop
+def browser(tmp_path_factory):  # running while it lives, and later tests' asyncio.run refuses then
     ensure_chromium()
     try:
         from playwright.sync_api import sync_playwright
