@@ -64,9 +64,9 @@ def test_a_proposal_after_commits_equals_the_proposal_of_a_fresh_load(case, data
         return
     try:
         db.commit(insert=added)
-    except ConstraintError:  # a commit may not add violations: these rows cannot come in
+        db.commit(delete=added)
+    except ConstraintError:  # a commit may not add violations (a denial with `not`: taking rows out)
         return
-    db.commit(delete=added)
     fresh = Database(program, facts)
     request = f"{sign}{atom}."
     for candidates in ("herbrand", "attribute"):
