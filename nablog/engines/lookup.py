@@ -95,14 +95,11 @@ class ModelIndex:
     def has_constant(self, value: object) -> bool:
         """Whether some tuple of the model holds ``value`` (one lookup per dictionary, not a set
         of every constant: that is a second at 1e6 facts)."""
-        plain = False
         for dictionary, used in self._used_codes().values():
             code = dictionary.id(value)
             if code is not None and code < len(used) and used[code]:
                 return True
-        for rel in self.model.values():
-            if not isinstance(rel, EncodedRelation):
-                plain = True
+        plain = any(not isinstance(rel, EncodedRelation) for rel in self.model.values())
         return plain and value in self.constants()
 
     def _used_codes(self) -> dict[int, tuple[object, np.ndarray]]:
