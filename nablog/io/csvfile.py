@@ -400,23 +400,22 @@ class CsvFile(SingleRelationFile):
         if recorded_header(self.location) != header:
             _STAGED[self.location] = header
 
-    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
-        """Write the new contents to a temporary file; None when the file already holds ``rows``.
+    def _read_for_change(self) -> tuple[Rows, CsvTable | None]:
+        if not self.location.exists():
+            return set(), None
+        table = read_csv(self.location, self._decided(), layout=True)
+        self._remember(table)
+        return table.rows, table
 
-        An existing file keeps its bytes except where rows change: its header line, the text of
-        every row kept (quoting, order), blank lines, line endings and byte-order mark stay; deleted
-        rows' lines go; new rows are appended, sorted.
-        """
-        if self.location.exists():
-            table = read_csv(self.location, self._decided(), layout=True)
-            self._remember(table)
-            if table.rows == rows:
-                return None
-            if table.width is not None:
-                pending = self._rewrite(table, rows, tag)
-                self._record(table.header is not None)
-                return pending
-        elif not rows:
+    def _rewrite_from(self, table: CsvTable | None, rows: Rows, added: Rows, tag: str | None) -> PendingFile | None:
+        """The new contents: an existing file keeps its bytes except where rows change — its
+        header line, the text of every row kept (quoting, order), blank lines, line endings and
+        byte-order mark stay; deleted rows' lines go; new rows are appended, sorted."""
+        if table is not None and table.width is not None:
+            pending = self._rewrite(table, rows, added, tag)
+            self._record(table.header is not None)
+            return pending
+        if table is None and not rows:
             return None
         width = row_width(self.relation, rows, self.location)
         self._check_width(width)
@@ -428,7 +427,7 @@ class CsvFile(SingleRelationFile):
         self._header_fields = header
         return pending
 
-    def _rewrite(self, table: CsvTable, rows: Rows, tag: str | None) -> PendingFile:
+    def _rewrite(self, table: CsvTable, rows: Rows, added: Rows, tag: str | None) -> PendingFile:
         width = row_width(self.relation, rows, self.location)
         self._check_width(width)
         if table.header is not None and width is not None and width != len(table.header):
@@ -440,7 +439,6 @@ class CsvFile(SingleRelationFile):
         kept = [raw for row, raw in table.layout or () if row is None or row in rows]
         if kept and not kept[-1].endswith(("\n", "\r")):
             kept[-1] += table.newline
-        added = rows - table.rows
         return prepare_file(self.location, lambda f: write_rows(f, added, None, table.newline, table.bom, kept), tag)
 
     def _check_width(self, width: int | None) -> None:
