@@ -2,7 +2,7 @@
 
 from .options import CANDIDATE_POLICIES, METHODS, ProposeOptions
 from .propose import propose
-from .realization import Proposal, Realization, Update, check_before_writing
+from .realization import Proposal, Realization, check_before_writing
 from .request import Request, parse_request
 
-__all__ = ["CANDIDATE_POLICIES", "METHODS", "Proposal", "ProposeOptions", "Realization", "Request", "Update", "check_before_writing", "parse_request", "propose"]
+__all__ = ["CANDIDATE_POLICIES", "METHODS", "Proposal", "ProposeOptions", "Realization", "Request", "check_before_writing", "parse_request", "propose"]

@@ -33,7 +33,7 @@ from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .prepared import request_folding
 from .whole import asp_problem, has_aggregates, whole_problem
 from .ground import Bounds, GroundAtom, GroundProblem, Relevance, ground_atom, refuse_aggregates, supported_first
-from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
+from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .options import ProposeOptions
 from .problem import Universe, protections, request_universe
 from .request import Request, check_request, parse_request
@@ -418,7 +418,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         checked = checked or verified
     ground_family = family
 
-    def member_effects(binding: tuple) -> Update:
+    def member_effects(binding: tuple) -> Delta:
         return verifier.effects(*ground_family.member(binding))
 
     where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom, deadline)
