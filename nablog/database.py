@@ -57,7 +57,7 @@ from .views.subscriptions import matches
 if TYPE_CHECKING:
     from .apart import Apart
     from .explain import Explainer, Why
-    from .solver import Proposal, ProposeOptions, Realization, Request
+    from .solver import Proposal, ProposalHandle, ProposeOptions, Realization, Request
     from .views.subscriptions import Subscription
 
 # Committed facts are parsed from text on every commit, and a stream of commits names the same
@@ -387,13 +387,14 @@ class Database:
         request: "Request | str",
         options: "ProposeOptions | None" = None,
         *,
-        on_realization: "Callable[[Realization], None] | None" = None,
         progress: "Callable[[str], None] | None" = None,
         **changes,
-    ) -> "Proposal":
+    ) -> "ProposalHandle":
         """Every subset-minimal realization of a view-update request, smallest first (see
         :func:`nablog.solver.propose`): ``options`` is a :class:`~nablog.solver.ProposeOptions`,
-        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …).
+        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …). The answer is
+        a :class:`~nablog.solver.ProposalHandle`: iterated, it yields each realization as soon as
+        it is verified; used as the :class:`~nablog.solver.Proposal` (or ``get()``), it is whole.
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -413,7 +414,6 @@ class Database:
             basis=state.basis,
             index=state.index(),
             violations=state.python_violations(),
-            on_realization=on_realization,
             progress=progress,
             **changes,
         )
