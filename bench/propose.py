@@ -118,7 +118,7 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
     times: list[float] = []
     cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout)
+    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, stream=True)
     for _ in proposal:  # each realization as soon as it is verified
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
@@ -128,7 +128,7 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
     warm: list[float] = []
     warm_cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    for _ in db.propose(WARM_REQUEST[workload], timeout=timeout):
+    for _ in db.propose(WARM_REQUEST[workload], timeout=timeout, stream=True):
         warm.append(time.perf_counter() - t0)
         warm_cpu.append(time.process_time() - c0)
     warm_total = time.perf_counter() - t0

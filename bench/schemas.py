@@ -181,7 +181,7 @@ def child(schema: str, index: int, directory: str, timeout: float, check: float)
     propose_module.asp_problem = keep
     first: list[float] = []
     start = time.monotonic()
-    proposal = db.propose(request, timeout=timeout)
+    proposal = db.propose(request, timeout=timeout, stream=True)
     for _ in proposal:
         first or first.append(time.monotonic() - start)
     proposal = proposal.get()

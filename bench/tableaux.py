@@ -166,7 +166,7 @@ def child(kind: str, args: list[str]) -> dict:
     else:
         method = kind.split(":", 1)[1]
         limit = None if args[0] == "chairs" else FIRST
-        proposal = db.propose(request, method=method, limit=limit, timeout=TIMEOUT)
+        proposal = db.propose(request, method=method, limit=limit, timeout=TIMEOUT, stream=True)
         for _ in proposal:
             first.append(time.perf_counter() - t0)
         proposal = proposal.get()

@@ -388,13 +388,14 @@ class Database:
         options: "ProposeOptions | None" = None,
         *,
         progress: "Callable[[str], None] | None" = None,
+        stream: bool = False,
         **changes,
-    ) -> "ProposalHandle":
+    ) -> "Proposal | ProposalHandle":
         """Every subset-minimal realization of a view-update request, smallest first (see
         :func:`nablog.solver.propose`): ``options`` is a :class:`~nablog.solver.ProposeOptions`,
-        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …). The answer is
-        a :class:`~nablog.solver.ProposalHandle`: iterated, it yields each realization as soon as
-        it is verified; used as the :class:`~nablog.solver.Proposal` (or ``get()``), it is whole.
+        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …). With
+        ``stream=True`` the answer is a :class:`~nablog.solver.ProposalHandle`: iterated, it
+        yields each realization as soon as it is verified (``get()`` gives the whole proposal).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -415,6 +416,7 @@ class Database:
             index=state.index(),
             violations=state.python_violations(),
             progress=progress,
+            stream=stream,
             **changes,
         )
 

@@ -144,7 +144,7 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        handle = _propose(db, options, parsed)
+        handle = _propose(db, options, parsed, stream=True)
         for realization in handle:  # each as soon as it is verified
             show(realization)
         proposal = handle.get()

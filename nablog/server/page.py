@@ -165,7 +165,7 @@ class Page:
             # found (its side effects cost), and each stage of the search; the search holds no
             # lock, and it is killed when the client hangs up (the stop button) or its deadline
             # has long passed.
-            proposal = db.propose(text, timeout=timeout, candidates=candidates, progress=lambda stage: send({"progress": stage}))
+            proposal = db.propose(text, timeout=timeout, candidates=candidates, progress=lambda stage: send({"progress": stage}), stream=True)
             for realization in proposal:
                 send({"realization": realization.to_json()})
             return db.version, proposal.get().to_json()

@@ -5,11 +5,14 @@
 >>> program = parse("p(X) :- q(X), not r(X). q(1). r(1).")
 >>> from nablog.lang import separate_facts
 >>> rules, facts = separate_facts(program)
->>> handle = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).")
+>>> proposal = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).")
+>>> proposal.status, [str(r.changes.lines()) for r in proposal]
+('complete', ["['-r(1)']"])
+>>> handle = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).", stream=True)
 >>> [str(r.changes) for r in handle]  # each realization as soon as it is verified
 ['-r(1).']
->>> handle.get().status, [str(r.changes.lines()) for r in handle.get()]
-('complete', ["['-r(1)']"])
+>>> handle.get().status
+'complete'
 """
 
 from __future__ import annotations
@@ -162,8 +165,9 @@ def propose(
     index: ModelIndex | None = None,
     violations: list | None = None,
     progress: Callable[[str], None] | None = None,
+    stream: bool = False,
     **changes,
-) -> ProposalHandle:
+) -> "Proposal | ProposalHandle":
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
     Parameters
@@ -186,8 +190,11 @@ def propose(
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
 
-    Returns a :class:`ProposalHandle`: iterate it for each realization as soon as it is
-    verified; ``get()`` (or using it as the :class:`Proposal`) for the whole answer.
+    Returns the :class:`Proposal`; with ``stream=True`` (as clingo's ``solve(yield_=True)``) a
+    :class:`ProposalHandle` instead, which yields each realization as soon as it is verified as
+    it is iterated, the search running as the iteration asks (``get()`` for the whole answer).
+    Without ``stream`` the search runs to its end here: inside whatever the caller holds (a lock,
+    a patched setting), as the answer's state requires.
     """
     options = ProposeOptions.of(options, **changes)
     method, timeout = options.method, options.timeout
@@ -204,7 +211,8 @@ def propose(
     if violations is None:
         violations = find_violations(rules, model, PythonEngine())
     if _holds(model, request) and not violations:
-        return ProposalHandle.of(Proposal(request, "complete", [Realization((), (), basis=basis, request=request)], "the request already holds: nothing to change"))
+        holds = Proposal(request, "complete", [Realization((), (), basis=basis, request=request)], "the request already holds: nothing to change")
+        return ProposalHandle.of(holds) if stream else holds
 
     index = index or ModelIndex(model)
     base = frozenset((set(rules.signatures) | set(facts)) - set(rules.derived))
@@ -223,7 +231,8 @@ def propose(
         if progress:
             progress("finding interchangeable values")
         folding = request_folding(rules, model, base, request, list(protected), index)
-    return ProposalHandle(_answer(problem, run, folding, _Search(problem, progress)))
+    handle = ProposalHandle(_answer(problem, run, folding, _Search(problem, progress)))
+    return handle if stream else handle.get()
 
 
 def _answer(problem: "ViewUpdate", run: "Method", folding: Folding | None, search: "_Search") -> Search:

@@ -63,11 +63,11 @@ def test_the_handle_yields_each_realization_as_it_is_verified_then_answers_the_p
     from nablog.solver.realization import Verifier
 
     db = Database.from_text(CHAIRS)
-    whole = db.propose("+staff_chair(aravindan, gerhard).", method=method).get()
+    whole = db.propose("+staff_chair(aravindan, gerhard).", method=method)
     verified = []
     realizes = Verifier.realizes
     monkeypatch.setattr(Verifier, "realizes", lambda self, *changes: verified.append(changes) or realizes(self, *changes))
-    handle = db.propose("+staff_chair(aravindan, gerhard).", method=method)
+    handle = db.propose("+staff_chair(aravindan, gerhard).", method=method, stream=True)
     stream = iter(handle)
     first = next(stream)
     at_first = len(verified)
@@ -83,7 +83,7 @@ def test_the_handle_yields_each_realization_as_it_is_verified_then_answers_the_p
 
 def test_a_cancelled_handle_stops_its_search():
     db = Database.from_text(CHAIRS)
-    handle = db.propose("+staff_chair(aravindan, gerhard).")
+    handle = db.propose("+staff_chair(aravindan, gerhard).", stream=True)
     first = next(iter(handle))
     handle.cancel()
     assert first.changes.lines() == ["+staff_group(aravindan, infor2)"] and list(iter(handle)) == []
