@@ -56,6 +56,9 @@ class State:
         self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
         self._violations: list[Violation] | None = None
         self._index: "ModelIndex | None" = None  # a ModelIndex over the python model, for view updating
+        # The tables of the last index and the (gained, lost) tuples of each commit since: the
+        # next index keeps those it can bring up to date (ModelIndex.carry), not rebuilt per commit.
+        self._carried: tuple[dict, list[tuple[dict, dict]]] | None = None
         self._python_violations: list[Violation] | None = None
         self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
         self.basis = self.fingerprint() if basis is None else basis  # of the data the database was read from
@@ -104,6 +107,10 @@ class State:
             from .engines.lookup import ModelIndex
 
             self._index = ModelIndex(model)
+            if self._carried is not None:
+                self._index.carry(*self._carried)
+                self._carried = None
+        if self._python_violations is None:
             self._python_violations = self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
         return self._index
 
@@ -142,11 +149,12 @@ class State:
             derived = self.rules.derived
             real = delta.stored(derived).real(self.facts)
             after = self._refuse_new_violations(real)
+            checked = True
             if self.stores is not None:
                 written = self.stores.commit(delta, request=request, basis=self.basis, version=self.version + 1)
                 if written != real.shown():  # the stores held other data than was read: theirs count
-                    real, after = written.stored(derived), None
-            return self.changed(real, after)
+                    real, after, checked = written.stored(derived), None, False
+            return self.changed(real, after, checked)
 
     def undo(self) -> "Delta | None":
         """Undo the newest commit on the stores' undo log (:meth:`nablog.io.Stores.undo`); None
@@ -219,12 +227,15 @@ class State:
             )
         return after
 
-    def changed(self, change: Delta, after: tuple | None = None) -> Delta:
+    def changed(self, change: Delta, after: tuple | None = None, checked: bool = False) -> Delta:
         """Bring facts and models up to date after a commit of ``change`` (its true changes, on
         relations as stored: ``base__p`` for a split predicate), tell the subscribers what changed
         in their answers, and return the induced update. ``change`` is computed once per commit
         and handed as it is to the monitors. ``after`` is the python engine's update for it when
-        the commit computed it already (the constraint check): it is not computed again."""
+        the commit computed it already (the constraint check): it is not computed again.
+        ``checked``: the constraint check passed on these very changes, so no violated instance
+        was added — a state without violations keeps none, and they are not evaluated again."""
+        clean = checked and self._violations == [] and (self.engine.name == "python" or self._python_violations == [])
         insert, delete = change.sides()
         derived = self.rules.derived
         notify = {}
@@ -251,9 +262,13 @@ class State:
                 rows = self.facts[key] = set(rows or ())
             rows -= dele
             rows |= ins
-        self._violations = None
+        self._violations = [] if clean else None
+        if self._index is not None and self._index.tables:
+            self._carried = (self._index.tables, [(gained, lost)])
+        elif self._carried is not None:
+            self._carried[1].append((gained, lost))
         self._index = None
-        self._python_violations = None
+        self._python_violations = [] if clean else None
         self.version += 1
         self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:

@@ -426,12 +426,15 @@ def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> 
             enough=None if options.limit is None else lambda: _row_count(found, options.families) >= options.limit,
         )
     )
+    if ground.complete_up_to is not None:  # a larger realization may be missing: none is shown
+        for key in [key for key in found if len(key[0]) + len(key[1]) > ground.complete_up_to]:
+            del found[key]
     if not found and enumeration.status == "complete":
         enumeration.core = AspProblem(ground).explain_failure()  # why nothing realizes it
     realizations, cut = yield from search.smallest_first(ground.fresh)
     status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if ground.bounded or cut else "complete")
     message, reasons = _message(realizations, status, ground, enumeration.core)
-    return Proposal(request, status, realizations, message, reasons, len(ground.candidates))
+    return Proposal(request, status, realizations, message, reasons, len(ground.candidates), ground.complete_up_to)
 
 
 @method("asp")
@@ -447,6 +450,9 @@ def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Searc
     try:
         asp = asp_problem(ground, deadline)
         for size, change_sets, level_status in asp.by_size(deadline):
+            if ground.complete_up_to is not None and size > ground.complete_up_to:
+                level_status = "stopped"  # a larger realization may be missing: none is shown
+                break
             if progress:
                 progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
             level: dict[tuple, tuple] = {}
@@ -478,7 +484,7 @@ def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Searc
         status = "bounded"
     core = asp_problem(ground).explain_failure(deadline) if not rows and status == "complete" else []
     message, reasons = _message(rows, status, ground, core)
-    return Proposal(request, status, rows, message, reasons, len(ground.candidates))
+    return Proposal(request, status, rows, message, reasons, len(ground.candidates), ground.complete_up_to)
 
 
 def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
@@ -639,6 +645,9 @@ def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
         text = "no realization: no change of base facts makes the request hold"
     if status == "bounded":
         text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
+        k = problem.complete_up_to
+        if k is not None:
+            text += f"; every realization of up to {k} change{'' if k == 1 else 's'} is listed, larger ones were not all searched and none is shown"
     elif status == "timeout" and n:
         text += " (timeout: the search was stopped; these are the realizations found so far)"
     return text, reasons

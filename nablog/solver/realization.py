@@ -220,7 +220,10 @@ class Proposal:
     command line). Realizations come smallest first, then in the order of their atoms; a family
     (``Realization.family``) stands for many and counts once. When there is no realization,
     ``reasons`` names a minimal set of constraints, protected facts and request atoms that
-    together exclude every change.
+    together exclude every change. ``complete_up_to``, when the search left out values through
+    which a realization needs more changes: every realization of up to that many changes is
+    listed, and none larger (a larger one shown while one of its size is missing would break
+    "smallest first").
     """
 
     request: Request
@@ -229,6 +232,7 @@ class Proposal:
     message: str = ""
     reasons: list[str] = field(default_factory=list)
     candidates: int = 0
+    complete_up_to: int | None = None
 
     def __iter__(self) -> Iterator[Realization]:
         return iter(self.realizations)
@@ -245,6 +249,8 @@ class Proposal:
             out["message"] = self.message
         if self.reasons:
             out["reasons"] = self.reasons
+        if self.complete_up_to is not None:
+            out["complete_up_to"] = self.complete_up_to
         return out
 
 
