@@ -57,6 +57,9 @@ class State:
         self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
         self._violations: list[Violation] | None = None
         self._index: "ModelIndex | None" = None  # a ModelIndex over the python model, for view updating
+        # The tables of the last index and the (gained, lost) tuples of each commit since: the
+        # next index keeps those it can bring up to date (ModelIndex.carry), not rebuilt per commit.
+        self._carried: tuple[dict, list[tuple[dict, dict]]] | None = None
         self._python_violations: list[Violation] | None = None
         self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
         self.basis = self.fingerprint() if basis is None else basis  # of the data the database was read from
@@ -105,6 +108,10 @@ class State:
             from .engines.lookup import ModelIndex
 
             self._index = ModelIndex(model)
+            if self._carried is not None:
+                self._index.carry(*self._carried)
+                self._carried = None
+        if self._python_violations is None:
             self._python_violations = self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
         return self._index
 
@@ -142,11 +149,12 @@ class State:
         with self.lock:
             real = delta.stored(self.rules.derived).real(self.facts).shown()
             after = self._refuse_new_violations(real.by_relation())
+            checked = True
             if self.stores is not None:
                 stored = self.stores.commit(delta, request=request, basis=self.basis, version=self.version + 1)
                 if stored != real:  # the stores held other data than was read: theirs count
-                    real, after = stored, None
-            return self.changed(real.by_relation(), after)
+                    real, after, checked = stored, None, False
+            return self.changed(real.by_relation(), after, checked)
 
     def undo(self) -> "Update | None":
         """Undo the newest commit on the stores' undo log (:meth:`nablog.io.Stores.undo`); None
@@ -222,11 +230,14 @@ class State:
             )
         return after
 
-    def changed(self, changes: dict[str, tuple[set, set]], after: tuple | None = None) -> "Update":
+    def changed(self, changes: dict[str, tuple[set, set]], after: tuple | None = None, checked: bool = False) -> "Update":
         """Bring facts and models up to date after a commit of ``changes`` (relation -> (inserted,
         deleted) rows, true changes), tell the subscribers what changed in their answers, and
         return the induced update. ``after`` is the python engine's update for these changes
-        when the commit computed it already (the constraint check): it is not computed again."""
+        when the commit computed it already (the constraint check): it is not computed again.
+        ``checked``: the constraint check passed on these very changes, so no violated instance
+        was added — a state without violations keeps none, and they are not evaluated again."""
+        clean = checked and self._violations == [] and (self.engine.name == "python" or self._python_violations == [])
         insert = {p: c[0] for p, c in changes.items()}
         delete = {p: c[1] for p, c in changes.items()}
         derived = self.rules.derived
@@ -258,9 +269,13 @@ class State:
                 rows = self.facts[key] = set(rows or ())
             rows -= dele
             rows |= ins
-        self._violations = None
+        self._violations = [] if clean else None
+        if self._index is not None and self._index.tables:
+            self._carried = (self._index.tables, [(gained, lost)])
+        elif self._carried is not None:
+            self._carried[1].append((gained, lost))
         self._index = None
-        self._python_violations = None
+        self._python_violations = [] if clean else None
         self.version += 1
         self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:

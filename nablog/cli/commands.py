@@ -432,6 +432,7 @@ def _repair_cells(args: argparse.Namespace, db: Database) -> int:
             "violations_before": result.violations_before,
             "corrections": [c.to_json() for c in result.corrections],
             "left": [{"constraint": name, "violation": text} for name, text in result.left],
+            "unrepaired": [{"relation": p, "row": r, "column": c} for p, r, c in result.unrepaired],
             "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
         }
         if args.why:
