@@ -40,7 +40,12 @@ e5's chain of command; and larger ones without end): it is answered by bound loo
 nablog/solver/demand.py and ``supported_first``) with status ``bounded``; ``--propose-timeout``
 gives each proposal a timeout, so that "all" is what was listed by then.
 
-Run:  .venv/bin/python bench/propose.py [--workload deletion|insertion|insertion-recursive]
+Loading (``--workload loading``, issue 29): the org chart's ``emp_dept`` (N rows) as CSV and as
+Parquet, read by nablog's store into facts (*read*) and encoded into the python engine's
+relations (*encode*: the model of a program without rules), each beside DuckDB's ``read_csv`` /
+``read_parquet`` of the same file into a table, in the same process (medians of ``--repeats``).
+
+Run:  .venv/bin/python bench/propose.py [--workload deletion|insertion|insertion-recursive|loading]
           [--sizes 10000 100000 1000000] [--baseline-timeout 120] [--repeats 3] [--lazy]
           [--propose-timeout 60]
 """
@@ -347,6 +352,65 @@ r(X, Z) :- m(X, Y), r(Y, Z).
     return {"time": time.perf_counter() - t0, "models": models}
 
 
+def loading_child(directory: str, repeats: int) -> dict:
+    """Seconds to load ``emp_dept`` from CSV and from Parquet: nablog's store (read), the python
+    engine's encoding of the facts (encode), and DuckDB into a table; medians of ``repeats``."""
+    import duckdb
+
+    from nablog.engines import PythonEngine
+    from nablog.io import open_source
+
+    out: dict = {}
+    for kind in ("csv", "parquet"):
+        path = Path(directory) / kind / f"emp_dept.{kind}"
+        reads, encodes, peers, cpu = [], [], [], []
+        for _ in range(repeats):
+            t0, c0 = time.perf_counter(), time.process_time()
+            facts = open_source(path, header=True).load() if kind == "csv" else open_source(path).load()
+            t1 = time.perf_counter()
+            PythonEngine().evaluate(parse(""), facts)
+            t2, c2 = time.perf_counter(), time.process_time()
+            reads.append(t1 - t0)
+            encodes.append(t2 - t1)
+            cpu.append(c2 - c0)
+            con = duckdb.connect()
+            t0 = time.perf_counter()
+            con.sql(f"CREATE TABLE t AS SELECT * FROM read_{kind}('{path}')")
+            peers.append(time.perf_counter() - t0)
+            rows = con.sql("SELECT count(*) FROM t").fetchall()[0][0]
+            con.close()
+            assert rows == len(facts["emp_dept"]), (rows, len(facts["emp_dept"]))
+        out[kind] = {"read": statistics.median(reads), "encode": statistics.median(encodes), "cpu": statistics.median(cpu), "duckdb": statistics.median(peers), "rows": rows}
+    return out
+
+
+def run_loading(args) -> int:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    rows = []
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="nablog-load-") as tmp:
+            write_org_chart(n, Path(tmp) / "csv")
+            table = pacsv.read_csv(Path(tmp) / "csv" / "emp_dept.csv", convert_options=pacsv.ConvertOptions(column_types={"emp": pa.string(), "dept": pa.string()}))
+            (Path(tmp) / "parquet").mkdir()
+            pq.write_table(table, Path(tmp) / "parquet" / "emp_dept.parquet")
+            run = run_child([sys.executable, __file__, "--loading-child", tmp, str(args.repeats)], args.timeout)
+        if run.status != "ok":
+            rows.append([f"{n:,}", run.status, "-", "-", "-", "-", "-", "-", "-", run.error])
+            continue
+        for kind, r in run.report.items():
+            total = r["read"] + r["encode"]
+            rows.append([f"{r['rows']:,}", kind, f"{r['read']:.2f}", f"{r['encode']:.2f}", f"{total:.2f}", f"{r['cpu']:.2f}", f"{r['duckdb']:.2f}", f"{total / r['duckdb']:.1f}x", f"{r['cpu'] / r['duckdb']:.1f}x", f"{run.peak_mb:.0f}"])
+    print_table(
+        f"loading emp_dept into the python engine vs DuckDB into a table (seconds, medians of {args.repeats}; target python/duckdb <= 2x)",
+        ["rows", "file", "nablog read", "encode", "nablog total", "nablog CPU", "duckdb", "nablog/duckdb", "CPU/duckdb", "peak MB"],
+        rows,
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
@@ -354,11 +418,14 @@ def main(argv: list[str] | None = None) -> int:
         timeout = next((float(a.split("=", 1)[1]) for a in rest if a.startswith("--propose-timeout=")), None)
         print(json.dumps(insertion_child(argv[1], int(argv[2]), argv[3], lazy="--lazy" in rest, timeout=timeout)))
         return 0
+    if argv[:1] == ["--loading-child"]:
+        print(json.dumps(loading_child(argv[1], int(argv[2]))))
+        return 0
     if argv[:1] == ["--baseline-child"]:
         print(json.dumps(insertion_baseline_child(argv[1], argv[3], float(argv[4]))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", choices=("deletion", "insertion", "insertion-recursive"), default="deletion")
+    parser.add_argument("--workload", choices=("deletion", "insertion", "insertion-recursive", "loading"), default="deletion")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for each insertion child")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeats", type=int, default=3, help="deletion: timed requests per size; insertion: children per size (medians shown)")
@@ -367,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-max", type=int, default=100_000, help="largest size given to the baseline")
     parser.add_argument("--lazy", action="store_true", help="insertion: do not prepare the state's tables before the first request (it builds them)")
     args = parser.parse_args(argv)
+    if args.workload == "loading":
+        return run_loading(args)
     if args.workload != "deletion":
         return run_insertion(args)
 
