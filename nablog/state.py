@@ -281,7 +281,7 @@ class State:
         client's change happened."""
         with self.lock:
             version, basis = self.version, self.basis
-            self.changed({p: (r, set()) for p, r in rows.items()})
+            self.changed(Delta.of_rows(rows))
             self.version, self.basis = version, basis
 
     def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
