@@ -122,6 +122,18 @@ class GroundModel:
             reached |= self.reach(a)
         return _Values(self, changed, reached)
 
+    def undone(self, base: "_Values", undo: Iterable[Change]) -> "_Values":
+        """The values after ``base``'s changes less ``undo``, evaluated from ``base``'s state:
+        only the atoms the undone changes reach are recomputed (the others keep their value
+        there), and only the checks failing there or reached are re-checked. Shrinking a hitting
+        set asks this once per change; from the current model each ask recomputed everything
+        the whole set reaches."""
+        if base.failing is None:
+            self.failing(base)  # the checks failing there, once (read by _failing)
+        atoms = {a for _, a in undo}
+        own = self.reach(next(iter(atoms))) if len(atoms) == 1 else frozenset().union(*map(self.reach, atoms))
+        return _Undone(self, base.changed, base.reached, own, base, atoms | base.undone if isinstance(base, _Undone) else atoms)
+
     def reach(self, a: GroundAtom) -> frozenset[GroundAtom]:
         """The atoms whose value may depend on ``a``'s, once per atom (a change set's reach is
         the union of its changes'; walking the graph for each state was a third of a deletion's
@@ -190,14 +202,20 @@ class GroundModel:
         return value.failing
 
     def _failing(self, value: "_Values") -> list[tuple]:
-        # Those failing now are re-checked; another can only start failing when one of its
-        # atoms takes a new value in the direction that fails it.
-        ks = {k for k in self.failing_now if self._fails(self.checks[k], value)}
-        for a in value.reached & self.watch.keys():  # the changes and what they reach
+        # Those failing in the state it starts from are re-checked; another can only start
+        # failing when one of its atoms takes a new value in the direction that fails it.
+        if isinstance(value, _Undone):
+            before, start, moved = value.base.get, value.base.failing_ks, value.own
+        else:
+            before, start, moved = self.now.get, self.failing_now, value.reached
+        ks = {k for k in start if self._fails(self.checks[k], value)}
+        watched = self.watch.keys()
+        for a in ([a for a in watched if a in moved] if len(watched) < len(moved) else [a for a in moved if a in watched]):  # the changes and what they reach
             new = value.get(a)
-            if new != self.now.get(a, False):
+            if new != before(a, False):
                 ks.update(k for k in self.watch[a][new] if k not in ks and self._fails(self.checks[k], value))
-        return [self.checks[k] for k in sorted(ks)]
+        value.failing_ks = sorted(ks)
+        return [self.checks[k] for k in value.failing_ks]
 
     def failures(self, value) -> list[str]:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
@@ -224,12 +242,14 @@ class GroundModel:
             return None, f"is not minimal: {show_set(smaller)} realizes the request"
         return tuple(certificate), ""
 
-    def _smaller(self, hs: frozenset[Change]) -> frozenset[Change] | None:
-        """Up to six changes, a realizing subset with two or more changes fewer (the smallest)."""
+    def _smaller(self, hs: frozenset[Change], state: "_Values | None" = None) -> frozenset[Change] | None:
+        """Up to six changes, a realizing subset with two or more changes fewer (the smallest);
+        given ``hs``'s ``state``, each subset is evaluated from it (:meth:`undone`)."""
         if len(hs) <= 6:
             for size in range(len(hs) - 1):
                 for subset in itertools.combinations(sorted(hs, key=change_key), size):
-                    if self.realizes(subset):
+                    value = self.values(subset) if state is None else self.undone(state, hs.difference(subset))
+                    if not self.failing(value):
                         return frozenset(subset)
         return None
 
@@ -237,20 +257,22 @@ class GroundModel:
         """A minimal realization inside a realizing change set, with its certificate: changes not
         needed are dropped one at a time until a pass drops none (its failures are then the
         certificate), and up to six changes the smallest realizing subset is taken."""
+        state = self.values(hs)
         while True:
-            certificate, dropped = [], False
+            needed, dropped = [], False
             for s in sorted(hs, key=change_key):
-                undone = self.failing(self.values(hs - {s}))
+                without = self.undone(state, (s,))
+                undone = self.failing(without)
                 if undone:
-                    certificate.append((s, describe(undone[0]) + " without it"))
+                    needed.append((s, undone[0]))
                 else:
-                    hs, dropped = hs - {s}, True
+                    hs, dropped, state = hs - {s}, True, without
             if dropped:
                 continue
-            smaller = self._smaller(hs)
+            smaller = self._smaller(hs, state)
             if smaller is None:
-                return hs, tuple(certificate)
-            hs = smaller
+                return hs, tuple((s, describe(check) + " without it") for s, check in needed)
+            hs, state = smaller, self.values(smaller)
 
 
 class _Values:
@@ -262,6 +284,7 @@ class _Values:
         self.reached = reached
         self.memo: dict[GroundAtom, bool] = {}
         self.failing: list[tuple] | None = None  # GroundModel.failing, once asked
+        self.failing_ks: list[int] = []  # their indices into GroundModel.checks
 
     def get(self, a: GroundAtom, default: bool = False) -> bool:
         if a in self.changed:
@@ -301,6 +324,48 @@ class _Values:
         value = model.fixpoint(k, self.get)
         self.memo.update(value)
         return value[a]
+
+
+class _Undone(_Values):
+    """The values after a state's changes less some (see GroundModel.undone): atoms the undone
+    changes do not reach (``own``) keep their value in the state ``base``. ``reached`` stays
+    every atom that may differ from the current model (the at-most-one checks read it)."""
+
+    def __init__(self, model: GroundModel, changed: dict[GroundAtom, bool], reached: set[GroundAtom], own: set[GroundAtom], base: _Values, undone: set[GroundAtom]):
+        super().__init__(model, changed, reached)  # (changed: base's, less the undone)
+        self.own = own
+        self.base = base
+        self.undone = undone  # base facts back at their current value
+
+    def get(self, a: GroundAtom, default: bool = False) -> bool:
+        if a in self.undone:
+            return self.model.now.get(a, default)
+        if a in self.changed:
+            return self.changed[a]
+        if a not in self.own:
+            return self.base.get(a, default)
+        if a in self.memo:
+            return self.memo[a]
+        try:
+            return self._compute(a)
+        except RecursionError:  # a very deep chain: these changes evaluated from the current model
+            plain = self.model.values([("+" if v else "-", b) for b, v in self.changed.items() if b not in self.undone])
+            self.memo = _Everything(plain)
+            return plain.get(a, default)
+
+
+class _Everything(dict):
+    """A memo answering every atom from a plain state (an _Undone past Python's recursion)."""
+
+    def __init__(self, values: _Values):
+        super().__init__()
+        self.values = values
+
+    def __contains__(self, a) -> bool:
+        return True
+
+    def __getitem__(self, a) -> bool:
+        return self.values.get(a)
 
 
 def change_key(change: Change):
