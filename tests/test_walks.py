@@ -8,7 +8,7 @@ import nablog.lang.delta as delta_module
 from nablog import Database
 from nablog.cli import main
 from nablog.engines import PythonEngine
-from nablog.io.factsfile import FactsFile
+import nablog.io.factsfile as factsfile
 from nablog.state import State
 from tests.test_apply import REQUEST, chairs  # noqa: F401  (the chairs example copied to a temporary directory)
 import nablog.solver
@@ -16,21 +16,21 @@ import nablog.solver
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Calls of the request parser (by text) and of a facts file's load, counted."""
+    """Calls of the request parser (by text) and reads of a facts file's text, counted."""
     parses: list[str] = []
-    loads: list[tuple] = []
-    parse, load = delta_module._parse, FactsFile.load
+    loads: list[str] = []
+    parse, read = delta_module._parse, factsfile.read_text
 
     def counting_parse(text, source):
         parses.append(text)
         return parse(text, source)
 
-    def counting_load(self, *args, **kwargs):
-        loads.append(args)
-        return load(self, *args, **kwargs)
+    def counting_read(path):
+        loads.append(str(path))
+        return read(path)
 
     monkeypatch.setattr(delta_module, "_parse", counting_parse)
-    monkeypatch.setattr(FactsFile, "load", counting_load)
+    monkeypatch.setattr(factsfile, "read_text", counting_read)
     return parses, loads
 
 
@@ -51,8 +51,8 @@ def test_apply_parses_the_request_once_and_reads_the_store_once_per_commit(chair
         State.commit = real_commit
     assert "+staff_group(aravindan, infor2)" in capsys.readouterr().out
     assert parses == [REQUEST]
-    # Opening the database reads the file once; the commit reads it once more (for the real
-    # changes, and stages from what it read), not twice.
+    # The commit reads the file once (its true changes, and the new text staged from what it
+    # read), not twice.
     assert len(db_loads_before_commit) == 1
     assert len(loads) - db_loads_before_commit[0] == 1
 
@@ -109,3 +109,34 @@ def test_a_commit_computes_its_induced_update_once(chairs, monkeypatch):
         [f"+{p}({', '.join(map(str, r))})" for p in after for r in set(after[p]) - set(before.get(p, ()))]
         + [f"-{p}({', '.join(map(str, r))})" for p in before for r in set(before[p]) - set(after.get(p, ()))]
     )
+
+
+def test_a_commit_to_sqlite_reads_no_table_whole(tmp_path, monkeypatch):
+    # The true changes and the staged statements cost the change (a lookup, an insert or a
+    # delete per row), not the table: the commit reads no table whole (issue 23, the server's
+    # commit cost), and the undo log and the table hold exactly the true changes.
+    import sqlite3
+
+    from nablog.io.sqlitedb import SqliteDatabase
+
+    db_path = tmp_path / "graph.db"
+    with sqlite3.connect(db_path) as con:
+        con.execute("CREATE TABLE edge (a, b)")
+        con.executemany("INSERT INTO edge VALUES (?, ?)", [(i, i + 1) for i in range(200)])
+    program = tmp_path / "graph.lp"
+    program.write_text("path(X, Y) :- edge(X, Y).\npath(X, Z) :- edge(X, Y), path(Y, Z).\n")
+    db = Database.from_files(program, data=[db_path])
+    reads = []
+    read = SqliteDatabase._read
+
+    def counting(self, *args, **kwargs):
+        reads.append(args[1].name)
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteDatabase, "_read", counting)
+    _, induced = db.commit(["edge(500, 501)", "edge(3, 4)"], ["edge(0, 1)", "edge(900, 901)"])
+    assert reads == []
+    assert db.stores.entries()[-1]["changes"] == {"graph.db": {"edge": {"insert": [[500, 501]], "delete": [[0, 1]]}}}
+    with sqlite3.connect(db_path) as con:
+        assert sorted(con.execute("SELECT a, b FROM edge")) == sorted([(i, i + 1) for i in range(1, 200)] + [(500, 501)])
+    assert "-path(0, 200)" in induced.lines() and "+path(500, 501)" in induced.lines()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ..lang import Constant, DataError, Facts, constant_sort_key
+from ..lang import Constant, DataError, Delta, Facts, constant_sort_key
 
 Rows = set[tuple[Constant, ...]]
 
@@ -32,11 +32,23 @@ _RELATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+@dataclass
+class Staged:
+    """What one store staged for a commit of a :class:`~nablog.lang.Delta`: the true changes it
+    holds (seed 002, Def. 1: a stored fact inserted or an absent one deleted is no change), and the
+    temporary files with its new contents, not yet renamed (none for a store changed by
+    statements, such as SQLite, whose changes the journal records)."""
+
+    real: Delta
+    files: "list[PendingFile]"
+
+
 class FactSource(ABC):
     """A store of base facts: one or more relations, each a set of tuples of constants.
 
-    Subclasses implement :meth:`relations`, :meth:`load` and :meth:`write`; ``location`` is the
-    path the source was opened on (used in every error message).
+    Subclasses implement :meth:`relations`, :meth:`load`, :meth:`stage` (a commit's change) and
+    :meth:`_stage_contents` (whole relations, for :meth:`write`); ``location`` is the path the
+    source was opened on (used in every error message).
     """
 
     location: Path
@@ -60,11 +72,18 @@ class FactSource(ABC):
         (A change across several stores, with history and crash recovery, goes through
         :meth:`nablog.io.Stores.commit` instead.)
         """
-        commit_all(self.stage(changes))
+        commit_all(self._stage_contents(changes))
 
-    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
-        """Write the new contents of every changed file to temporary files named with ``tag``
-        (``.<name>.<tag>.tmp``) and return them, not yet renamed; nothing when nothing changes."""
+    def stage(self, delta: Delta, tag: str | None = None) -> Staged:
+        """Stage ``delta`` (its relations all stored here, or new here): read what it touches once,
+        keep its true changes, and write the new contents of every changed file to temporary
+        files named with ``tag`` (``.<name>.<tag>.tmp``), not yet renamed. The one step of a
+        commit (:meth:`nablog.io.Stores.commit`) a store takes: it gets the change, never whole
+        relations, and works nothing out twice."""
+        raise NotImplementedError(f"{type(self).__name__} is not written through files")
+
+    def _stage_contents(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
+        """Temporary files holding each given relation's new contents (for :meth:`write`)."""
         raise NotImplementedError(f"{type(self).__name__} is not written through files")
 
     def __repr__(self) -> str:
@@ -74,8 +93,9 @@ class FactSource(ABC):
 class SingleRelationFile(FactSource):
     """A file holding one relation (a CSV or Parquet file named after it).
 
-    Subclasses read the rows (:meth:`read`) and write new contents to a temporary file
-    (:meth:`prepare`, returning a :class:`PendingFile`, or None when nothing changes).
+    Subclasses read the file once for a change (:meth:`_read_for_change`: its rows and what a
+    rewrite keeps of it) and write new contents from that reading to a temporary file
+    (:meth:`_rewrite_from`, returning a :class:`PendingFile`, or None when nothing changes).
     """
 
     relation: str
@@ -89,8 +109,20 @@ class SingleRelationFile(FactSource):
         """The rows of the file."""
 
     @abstractmethod
+    def _read_for_change(self) -> "tuple[Rows, object]":
+        """The file's rows and what its rewrite keeps of it (None when there is no file)."""
+
+    @abstractmethod
+    def _rewrite_from(self, kept: object, rows: Rows, added: Rows, tag: str | None) -> "PendingFile | None":
+        """A temporary file holding ``rows``, from ``kept`` (what :meth:`_read_for_change` read);
+        ``added`` are the rows new in it."""
+
     def prepare(self, rows: Rows, tag: str | None = None) -> "PendingFile | None":
         """Write ``rows`` to a temporary file beside this one; None when it holds them already."""
+        old, kept = self._read_for_change()
+        if kept is not None and old == rows:
+            return None
+        return self._rewrite_from(kept, rows, rows - old, tag)
 
     def load(self, relations: Iterable[str] | None = None) -> Facts:
         wanted = [self.relation] if relations is None else list(relations)
@@ -99,17 +131,36 @@ class SingleRelationFile(FactSource):
             out[self.relation] = self.read()
         return out
 
-    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
-        new = normalize_changes(changes)
-        for name in new:
+    def _only_mine(self, names: Iterable[str]) -> None:
+        for name in names:
             if name != self.relation:
                 raise DataError(
                     f"cannot store relation {name} in {self.location}: the file holds relation {self.relation} only",
                     where=str(self.location),
                     hint=f"give a directory to store several relations, one {self.format_name} file each",
                 )
+
+    def stage(self, delta: Delta, tag: str | None = None) -> Staged:
+        self._only_mine(sorted(delta.predicates))
+        normalize_changes({self.relation: delta_rows(delta, self.relation)[0]})  # values checked before anything is read
+        old, kept = self._read_for_change()
+        real = delta.real({self.relation: old})
+        if not real:
+            return Staged(real, [])
+        insert, delete = delta_rows(real, self.relation)
+        pending = self._rewrite_from(kept, (old - delete) | insert, insert, tag)
+        return Staged(real, [pending] if pending is not None else [])
+
+    def _stage_contents(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> "list[PendingFile]":
+        new = normalize_changes(changes)
+        self._only_mine(new)
         pending = self.prepare(new[self.relation], tag) if self.relation in new else None
         return [pending] if pending is not None else []
+
+
+def delta_rows(delta: Delta, relation: str) -> tuple[Rows, Rows]:
+    """The rows ``delta`` inserts into and deletes from ``relation``."""
+    return delta.by_relation().get(relation, (set(), set()))
 
 
 # -- values ------------------------------------------------------------------------------------

@@ -18,11 +18,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..lang import DataError, Facts
+from ..lang import DataError, Delta, Facts
 from .base import (
     relation_name,
     FactSource,
     PendingFile,
+    Staged,
     check_relation_name,
     normalize_changes,
 )
@@ -105,7 +106,30 @@ class DirectorySource(FactSource):
     def write(self, changes: Mapping[str, Iterable[tuple]]) -> None:
         write_recording(super().write, changes)
 
-    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
+    def stage(self, delta: Delta, tag: str | None = None) -> Staged:
+        """Each changed relation's file stages its part of ``delta`` (a new relation gets a new
+        file, in :meth:`new_format`)."""
+        files = self._scan()
+        real = Delta()
+        pending: list[PendingFile] = []
+        try:
+            for name, (ins, dele) in delta.by_relation().items():
+                path = files.get(name)
+                if path is None:
+                    if not ins:
+                        continue  # deleting from a relation that is not stored changes nothing
+                    check_relation_name(name, self.location)
+                    path = self.location / f"{name}.{_new_format(files)}"
+                staged = self._file(name, path).stage(Delta.of_rows({name: ins}, {name: dele}), tag)
+                real = real.compose(staged.real)
+                pending.extend(staged.files)
+        except BaseException:
+            for p in pending:
+                p.discard()
+            raise
+        return Staged(real, pending)
+
+    def _stage_contents(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         files = self._scan()
         pending: list[PendingFile] = []

@@ -33,13 +33,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lang import BaseDeclaration, DataError, Facts, Rule, format_constant, parse_statements
+from ..lang import BaseDeclaration, DataError, Delta, Facts, Rule, format_constant, parse_statements
 from ..lang.ast import lp_constant
 from ..lang.parser import LINE_BREAK
 from .base import (
     FactSource,
     Rows,
     PendingFile,
+    Staged,
     prepare_file,
     normalize_changes,
     read_text,
@@ -287,7 +288,15 @@ class FactsFile(FactSource):
             return facts
         return {name: facts.get(name, set()) for name in relations}
 
-    def stage(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
+    def stage(self, delta: Delta, tag: str | None = None) -> Staged:
+        old = self._facts() if self.location.exists() else {}
+        real = delta.real(old)
+        if not real:
+            return Staged(real, [])
+        new = {name: (old.get(name, set()) - dele) | ins for name, (ins, dele) in real.by_relation().items()}
+        return Staged(real, self._stage_contents(new, tag))
+
+    def _stage_contents(self, changes: Mapping[str, Iterable[tuple]], tag: str | None = None) -> list[PendingFile]:
         new = normalize_changes(changes)
         for name in new:
             if not _PREDICATE.match(name) or name == "not":

@@ -196,24 +196,25 @@ class ParquetFile(SingleRelationFile):
 
 
 
-    def prepare(self, rows: Rows, tag: str | None = None) -> PendingFile | None:
-        """Write the new contents to a temporary file; None when the file already holds ``rows``.
+    def _read_for_change(self) -> tuple[Rows, tuple | None]:
+        if not self.location.exists():
+            return set(), None
+        old, current = _read(self.location)
+        return set(current), (old, current)
 
-        An existing file keeps its schema (column types, nullability, metadata), its nulls and
-        the order of the rows kept; new rows are appended, sorted, in the columns' own types
-        (``""`` is a null in a nullable non-string column). Only when a new value does not fit
-        a column's type is the file rewritten in the types of the module docstring.
-        """
+    def _rewrite_from(self, kept: tuple | None, rows: Rows, added: Rows, tag: str | None) -> PendingFile | None:
+        """The new contents: an existing file keeps its schema (column types, nullability,
+        metadata), its nulls and the order of the rows kept; new rows are appended, sorted, in the
+        columns' own types (``""`` is a null in a nullable non-string column). Only when a new
+        value does not fit a column's type is the file rewritten in the types of the module
+        docstring."""
         old = None
-        if self.location.exists():
-            old, current = _read(self.location)
-            if set(current) == rows:
-                return None
-            kept = old.filter([r in rows for r in current]) if current else old
-            added = sorted_rows(rows - set(current))
-            appended = _rows_in_schema(added, old.schema, self.relation, self.location)
+        if kept is not None:
+            old, current = kept
+            remaining = old.filter([r in rows for r in current]) if current else old
+            appended = _rows_in_schema(sorted_rows(added), old.schema, self.relation, self.location)
             if appended is not None:
-                table = pa_concat([kept, appended])
+                table = pa_concat([remaining, appended])
                 return prepare_file(self.location, lambda f: write_table(f, table), tag)
         elif not rows:
             return None

@@ -16,6 +16,10 @@ Writing
     values to the column's affinity (``"00260881"`` into an INTEGER column becomes 260881, ``5``
     into a TEXT column becomes ``"5"``). A value that would not read back as written is a
     DataError naming the table and column, raised before anything is changed.
+
+    A commit's change (:meth:`SqliteDatabase.stage`, :meth:`SqliteDatabase.apply`) is statements
+    per changed row — a lookup and an insert, or a delete — so it costs the size of the change:
+    no table is read whole.
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..lang import Constant, DataError, Facts, row_sort_key
+from ..lang import Constant, DataError, Delta, Facts, row_sort_key
 from .base import (
     FactSource,
     Rows,
+    Staged,
     check_int64,
     check_relation_name,
     normalize_changes,
@@ -220,11 +225,19 @@ class SqliteDatabase(FactSource):
 
         self._transaction(body)
 
-    def apply(self, changes: Mapping[str, tuple[Iterable[tuple], Iterable[tuple]]], *, dry_run: bool = False) -> None:
-        """Delete and insert rows, relation name to ``(inserted, deleted)``, in one transaction.
+    def stage(self, delta: Delta, tag: str | None = None) -> Staged:
+        """Run ``delta``'s statements and roll them back: every value is checked now, while the
+        commit can still be taken back (issue 24, fault 5), and the true changes are those the
+        statements made — found by the rows' own lookups, at the cost of the change, not of the
+        tables. The journal records them; :meth:`apply` runs them after the commit record."""
+        return Staged(self.apply(delta.by_relation(), dry_run=True), [])
 
-        Idempotent: a row to insert that is stored already is not inserted again, a row to delete
-        that is gone is skipped — so a commit interrupted after SQLite's COMMIT can be redone
+    def apply(self, changes: Mapping[str, tuple[Iterable[tuple], Iterable[tuple]]], *, dry_run: bool = False) -> Delta:
+        """Delete and insert rows, relation name to ``(inserted, deleted)``, in one transaction;
+        the changes really made (a row to insert that is stored already is not inserted again, a
+        row to delete that is gone is skipped).
+
+        Idempotent, so that a commit interrupted after SQLite's COMMIT can be redone
         (:class:`nablog.io.Stores`). Costs the size of the change, not of the tables.
 
         ``dry_run`` makes every check and every statement, then rolls back: what a commit runs
@@ -234,8 +247,10 @@ class SqliteDatabase(FactSource):
         plan = {name: (sorted(set(map(tuple, ins)), key=row_sort_key), sorted(set(map(tuple, dele)), key=row_sort_key)) for name, (ins, dele) in changes.items()}
         plan = {name: c for name, c in plan.items() if c[0] or c[1]}
         if not plan:
-            return
+            return Delta()
         self._check_ints({name: c[0] for name, c in plan.items()})
+        inserted: dict[str, list[tuple]] = {}
+        deleted: dict[str, list[tuple]] = {}
 
         def body(conn: sqlite3.Connection, current: list[str | None]) -> None:
             tables = set(self._tables(conn))
@@ -243,6 +258,7 @@ class SqliteDatabase(FactSource):
                 current[0] = name
                 if name not in tables:
                     self._replace(conn, name, set(ins), False)
+                    inserted[name] = ins
                     continue
                 table = self._table(conn, name)
                 for row in ins + dele:
@@ -256,12 +272,14 @@ class SqliteDatabase(FactSource):
                 # A stored NULL reads as "": it matches "" here too.
                 match = " AND ".join(f"({quote_identifier(c)} IS ? OR ({quote_identifier(c)} IS NULL AND ? = ''))" for c in table.columns)
                 twice = lambda row: [v for v in row for _ in (0, 1)]  # noqa: E731
-                conn.executemany(f"DELETE FROM {quoted} WHERE {match}", [twice(r) for r in dele])
+                deleted[name] = [r for r in dele if conn.execute(f"DELETE FROM {quoted} WHERE {match}", twice(r)).rowcount > 0]
                 missing = [r for r in ins if conn.execute(f"SELECT 1 FROM {quoted} WHERE {match} LIMIT 1", twice(r)).fetchone() is None]
                 self._check_affinity(table, missing)
                 insert_rows(conn, table, missing)
+                inserted[name] = missing
 
         self._transaction(body, dry_run)
+        return Delta.of_rows(inserted, deleted)
 
     def _begin(self, conn: sqlite3.Connection) -> None:
         """BEGIN IMMEDIATE, waiting at most BUSY_TIMEOUT seconds for another writer (saying so)."""

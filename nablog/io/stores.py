@@ -5,7 +5,9 @@ Every write of user data (``apply``, ``undo``, ``repair --out``, a server commit
 ``.nablog/lock`` (one writer at a time)::
 
     1 begin     .nablog/journal.json  {tag, directories}                  written, fsynced
-    2 stage     every changed file's new version  .<name>.<tag>.tmp       beside it, fsynced
+    2 stage     each store stages its part of the Delta (FactSource.stage: its true changes,
+                read once):
+                every changed file's new version  .<name>.<tag>.tmp       beside it, fsynced
                 the old version linked (or copied) to .nablog/undo/<tag>/  for an exact undo
                 the new undo log  .nablog/.history.json.<tag>.tmp
                 SQLite changes run and rolled back: every value checked now
@@ -279,30 +281,13 @@ class Stores:
             self.recover()
             self._check_basis(basis)
             self.settled = self.fingerprint() if basis is None else basis
-            by_store: dict[int, tuple[FactSource, dict]] = {}
+            parts: dict[int, tuple[FactSource, dict]] = {}
             for pred, (ins, dele) in delta.by_relation().items():
                 store = self.owner(pred)
-                by_store.setdefault(id(store), (store, {}))[1][pred] = (ins, dele)
-            real = Delta()
-            plans: list[tuple[FactSource, dict]] = []
-            loaded: dict[int, dict] = {}  # each store is read once: for the real changes, then staged from
-            for store, relations in by_store.values():
-                current = loaded[id(store)] = _load(store, relations)
-                part = Delta.of_rows({p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).real(current)
-                if part:
-                    real = real.compose(part)
-                    plans.append((store, part.by_relation()))
-            if not real:
-                if version is not None:
-                    self._run([], None, basis, writers=self._version_writer(version))
-                return real
-            entry = {
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "request": request,
-                "changes": {self._name(store.location): Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()}).to_rows_json() for store, rel in plans},
-            }
+                parts.setdefault(id(store), (store, {}))[1][pred] = (ins, dele)
+            plans = [(store, Delta.of_rows({p: c[0] for p, c in rel.items()}, {p: c[1] for p, c in rel.items()})) for store, rel in parts.values()]
             try:
-                self._run(plans, entry, basis, writers=self._version_writer(version), loaded=loaded)
+                real = self._run(plans, basis, request=request, writers=self._version_writer(version))
             except BaseException:
                 record_staged(done=False)
                 raise
@@ -324,9 +309,8 @@ class Stores:
                 return None
             entry = entries[-1]
             stores = {s.location.resolve(): s for s in self.stores}
-            plans: list[tuple[FactSource, dict]] = []
+            plans: list[tuple[FactSource, Delta]] = []
             inverse = Delta()
-            loaded: dict[int, dict] = {}
             by_bytes = "files" in entry  # files come back byte for byte; SQLite (and old entries) row by row
             for name, rows in entry.get("changes", {}).items():
                 location = self._path(name).resolve()
@@ -338,21 +322,21 @@ class Stores:
                         hint="run undo with the program and data the change was applied to, or drop the entry with nablog undo --forget",
                     )
                 change = Delta.from_json(rows)
-                current = loaded[id(store)] = _load(store, change.predicates)
+                current = _load(store, change.predicates)
                 for pred, (ins, dele) in change.by_relation().items():
                     have = current.get(pred, set())
                     if not ins <= have or have & dele:
                         raise _stale(pred, name)
                 inverse = inverse.compose(change.inverse())
                 if not by_bytes or isinstance(store, SqliteDatabase):
-                    plans.append((store, change.inverse().by_relation()))
+                    plans.append((store, change.inverse()))
             restore = []
             for f in entry.get("files", []):
                 target = self._path(f["target"])
                 if _digest(target) != f["sha256"]:
                     raise _stale(None, f["target"])
                 restore.append((target, self._path(f["backup"]) if f.get("backup") else None))
-            self._run(plans, None, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version), loaded=loaded)
+            self._run(plans, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version))
             return inverse
 
     def forget(self) -> dict | None:
@@ -362,7 +346,7 @@ class Stores:
             entries = self.entries()
             if not entries:
                 return None
-            self._run([], None, None, entries=entries[:-1], drop=[entries[-1]])
+            self._run([], None, entries=entries[:-1], drop=[entries[-1]])
             return entries[-1]
 
     def replace_files(self, writers: Mapping[Path, Callable[[BinaryIO], None]]) -> None:
@@ -370,7 +354,7 @@ class Stores:
         undo entry: for outputs such as ``repair --out``, all files new or all old."""
         with self.locked():
             self.recover()
-            self._run([], None, None, writers=writers)
+            self._run([], None, writers=writers)
 
     # -- recovery -------------------------------------------------------------------------------
 
@@ -430,10 +414,12 @@ class Stores:
 
     # -- the protocol ---------------------------------------------------------------------------
 
-    def _run(self, plans, entry, basis, *, restore=(), entries=None, drop=(), writers={}, loaded: Mapping[int, dict] = {}) -> None:
-        """Steps 1-7 for ``plans`` (store, relation -> (insert, delete)); ``loaded`` holds, by
-        ``id(store)``, the relations the caller read from a store under this lock (a superset of
-        those the plan changes), which are staged from instead of reading the store again."""
+    def _run(self, plans: Sequence[tuple[FactSource, Delta]], basis: str | None, *, request: str | None = None,
+             restore=(), entries=None, drop=(), writers={}) -> Delta:
+        """Steps 1-7: each store stages its part of the change (``plans``: store, Delta), reading
+        what it touches once and keeping the true changes (:meth:`FactSource.stage`); returns
+        those. With ``request`` (a commit), the true changes go on the undo log; when there are
+        none, nothing is written but the ``writers``' files (when there are any)."""
         tag = f"nablog-{os.getpid()}-{os.urandom(4).hex()}"
         undo_dir = self.state / "undo" / tag
         directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
@@ -441,19 +427,21 @@ class Stores:
         journal = {"tag": tag, "directories": directories, "files": [], "sqlite": [], "cleanup": []}
         self._write_journal(journal, tag)
         self._step("begin")
+        real = Delta()
         try:
             pending: list[PendingFile] = []
             files: list[dict] = []
-            for store, relations in plans:
+            changes: dict[str, dict] = {}  # the undo entry's changes: store to its true changes
+            for store, part in plans:
+                staged = store.stage(part, tag)
                 if isinstance(store, SqliteDatabase):
-                    store.apply(relations, dry_run=True)  # a value SQLite cannot store is refused now
                     self._step(f"check {store.location.name}")
-                    journal["sqlite"].append({"path": str(store.location.resolve()), "changes": Delta.of_rows(
-                        {p: c[0] for p, c in relations.items()}, {p: c[1] for p, c in relations.items()}).to_rows_json()})
-                    continue
-                current = loaded[id(store)] if id(store) in loaded else _load(store, relations)
-                staged = store.stage({p: (current.get(p, set()) - dele) | ins for p, (ins, dele) in relations.items()}, tag)
-                for p in staged:
+                    if staged.real:
+                        journal["sqlite"].append({"path": str(store.location.resolve()), "changes": staged.real.to_rows_json()})
+                if staged.real:
+                    real = real.compose(staged.real)
+                    changes[self._name(store.location)] = staged.real.to_rows_json()
+                for p in staged.files:
                     self._step(f"stage {p.target.name}")
                     backup = None
                     if p.target.exists():
@@ -461,7 +449,14 @@ class Stores:
                         backup = undo_dir / str(len(files))
                         _link_or_copy(p.target, backup)
                     files.append({"target": self._name(p.target), "backup": self._name(backup) if backup else None, "sha256": _digest(p.tmp)})
-                pending.extend(staged)
+                pending.extend(staged.files)
+            entry = None
+            if request is not None:
+                if not real and not writers:
+                    self._rollback(journal)
+                    return real
+                if real:
+                    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "request": request, "changes": changes}
             for target, backup in restore:
                 if backup is None:
                     journal["files"].append({"op": "remove", "target": _absolute(target)})
@@ -518,6 +513,7 @@ class Stores:
             ) from None
         self._cleanup(journal)
         self.settled = self.fingerprint()
+        return real
 
     def _apply(self, journal: dict, done: list[str] | None = None) -> None:
         """Step 6, also the roll-forward of recovery: idempotent. ``done`` collects what was changed."""

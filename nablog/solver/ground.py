@@ -84,6 +84,10 @@ class GroundProblem:
     free: set[str] = field(default_factory=set)  # the fresh ones that are free values (one per column)
     bounded: list[str] = field(default_factory=list)
     timed_out: bool = False  # the deadline passed while the problem was being built: it is partial
+    # Every realization of at most this many changes uses only these candidates (None: every
+    # realization does): the search left out values or goals through which a realization needs
+    # more changes (see Relevance.floor).
+    complete_up_to: int | None = None
 
 
 def refuse_aggregates(program: Program, what: str, hint: str = "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved") -> None:
@@ -180,9 +184,13 @@ class Relevance:
         self.deadline: float | None = None
         # With ``supported``, existential variables take only the values bound lookups give them
         # (see :meth:`_supported`) and atoms true now are not derived anew; ``generic`` counts
-        # the values of their domains and the goals left out.
+        # the values of their domains and the goals left out; ``floor`` is the fewest changes a
+        # realization through any of them needs (a lower bound; None while nothing is left out).
         self.supported = supported
         self.generic = 0
+        self.floor: int | None = None
+        self.keys = _functional_dependencies(self.denials)
+        self.monotone = not any(isinstance(b, Literal) and not b.positive for r in self.rules for b in r.body)
         # With ``free_values``, a column no rule or constraint reads (nablog/solver/free.py) gets
         # one new constant of its own in every inserted atom instead of a disjunct per value.
         self.free_values = free_values
@@ -384,8 +392,9 @@ class Relevance:
         fresh = self._fresh_for_round(round_)
         if not ranked:
             # No literal ties these variables to a bound value: only new constants.
+            at_least = self._changes_for(rule, binding)
             for v in free:
-                self.generic += self._domain_estimate(v, rule, round_)
+                self._leave_out(self._domain_estimate(v, rule, round_), at_least)
             for values in itertools.product(fresh, repeat=len(free)):
                 yield {**binding, **dict(zip(free, values))}
             return
@@ -404,10 +413,79 @@ class Relevance:
                     break
             if found:
                 break
-        self.generic += max(0, self._domain_estimate(v, rule, round_) - len(found))
+        left_out = self._domain_estimate(v, rule, round_) - len(found)
+        if left_out > 0:
+            self._leave_out(left_out, self._changes_for(rule, binding, v, found, round_))
         rest = [f for f in free if f is not v]
         for value in sorted(found, key=constant_sort_key) + fresh:
             yield from self._supported(rule, rest, {**binding, v: value}, round_)
+
+    def _leave_out(self, count: int, at_least: int) -> None:
+        """Count ``count`` values or goals the search leaves out, through each of which a
+        realization needs at least ``at_least`` changes (see :meth:`_changes_for`)."""
+        if count > 0:
+            self.generic += count
+            self.floor = at_least if self.floor is None else min(self.floor, at_least)
+
+    def _changes_for(self, rule: Rule, binding: dict[Var, Constant], v: Var | None = None, found: Set = frozenset(), round_: int = 1) -> int:
+        """The fewest changes that make an instance of ``rule`` hold under ``binding`` with ``v``
+        (when given) at a value outside ``found`` (a lower bound, from lookups on what holds now):
+
+        - a positive literal matching no row now needs a change: one insertion per base relation
+          at least (two literals of one relation may be one row), one change for derived ones
+          (which may share it); a literal with ``v`` and a bound place matches no row for a
+          value its lookups did not find;
+        - a negated base literal that holds now under ``binding`` needs a deletion;
+        - such an inserted row whose key (a functional dependency's left side, bound) another
+          row holds now with another bound value displaces that row: one deletion more (for
+          ``v``'s values left out, the least over them, when there are few enough to look at).
+
+        At least one change, always: the goal this instance is for is false now."""
+        inserted: set[str] = set()
+        deleted: set[str] = set()
+        derived = False
+        displacing: list[Literal] = []
+        for b in rule.body:
+            if not isinstance(b, Literal):
+                continue
+            atom = b.atom
+            pattern = _pattern(atom, binding)
+            if b.positive:
+                looked_up = v is not None and v in atom.args and any(not isinstance(t, Var) or t in binding for t in atom.args)
+                if looked_up or not any(True for _ in self.state.match_now(atom.pred, pattern)):
+                    if atom.pred in self.derived:
+                        derived = True
+                    else:
+                        inserted.add(atom.pred)
+                        if looked_up and atom.pred in self.keys:
+                            displacing.append(b)
+            elif atom.pred not in self.derived and not any(isinstance(t, Var) and t not in binding for t in atom.args if t != Var("_")):
+                if any(True for _ in self.state.match_now(atom.pred, pattern)):
+                    deleted.add(atom.pred)
+        at_least = max(len(inserted), 1 if derived else 0, 1) + len(deleted)
+        if displacing and self._domain_estimate(v, rule, round_) <= DISPLACEMENT_BUDGET:
+            fewest = None
+            for value in self._domain(v, rule, round_):
+                if value in found or value in self.problem.fresh:
+                    continue
+                full = {**binding, v: value}
+                count = len({b.atom.pred for b in displacing if b.atom.pred not in deleted and self._displaces(b.atom.pred, _pattern(b.atom, full))})
+                fewest = count if fewest is None else min(fewest, count)
+                if fewest == 0 or self._tick():
+                    break
+            at_least += fewest or 0
+        return at_least
+
+    def _displaces(self, pred: str, row: tuple) -> bool:
+        """Whether inserting ``row`` (None where unknown) meets a row held now with the same key
+        and another value, which would have to be deleted."""
+        for lhs, rhs in self.keys.get(pred, ()):
+            if any(row[i] is None for i in lhs):
+                continue
+            key = tuple(row[i] if i in lhs else None for i in range(len(row)))
+            if any(row[j] is not None and other[j] != row[j] for other in self.state.match_now(pred, key) for j in rhs):
+                return True
+        return False
 
     def _lookup_values(self, v: Var, positives: list[Literal], binding: dict[Var, Constant], referenced: bool = False) -> set:
         """The values facts true now give ``v`` through the literals with a bound place (rows that
@@ -477,7 +555,8 @@ class Relevance:
         if all(values is not None for values in shown):
             # Folded (solver/symmetry.py): the domain is the values the caller keeps visible, a
             # few representatives per class, not the relation.
-            return len(set().union(*shown)) + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
+            values = len(shown[0]) if len(shown) == 1 else len(set().union(*shown))  # (one place: no copy)
+            return values + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > possible_state.SMALL_RELATION:
             return bound
@@ -581,6 +660,8 @@ class Relevance:
             if round_ > self.bounds.max_rounds:
                 self.problem.bounded.append(f"more than {self.bounds.max_rounds} rounds of repair and compensation")
                 break
+        if self.floor is not None:
+            self.problem.complete_up_to = self.floor - 1
         self.problem.candidates = sorted(candidates, key=lambda c: (c[1][0], [constant_sort_key(v) for v in c[1][1]], c[0]))
         self._ground_program(constraint_instances)
         self._late()
@@ -617,7 +698,9 @@ class Relevance:
                     # True now, but a candidate may break it: deriving it anew is left out of
                     # the search by bound lookups (at 1e6 facts, every one of 11,000 people below
                     # h77 asked again for each of them).
-                    self.generic += 1
+                    # Deriving it anew through another instance needs a change that breaks
+                    # the ones holding now and one that makes another hold: two, without negation.
+                    self._leave_out(1, 2 if self.monotone else 1)
                     return
                 for full in self.hypothetical_instances(rule, binding, round_):
                     for b in rule.body:
@@ -643,7 +726,7 @@ class Relevance:
                                 # Making `not q(X, _)` false inserts some q(X, v).
                                 yield from ((PLUS, g) for g in self._blockers(b.atom, full, round_))
 
-    def _blockers(self, atom: Atom, binding: Mapping[Var, Constant], round_: int, new: bool = True) -> list[GroundAtom]:
+    def _blockers(self, atom: Atom, binding: Mapping[Var, Constant], round_: int, new: bool = True, at_least: int = 1) -> list[GroundAtom]:
         """The ground atoms whose truth makes ``not atom`` false under ``binding``: the atom
         itself, or for ``not q(X, _)`` every q(X, v) that holds, may hold, or may be inserted
         (v from the candidate values of that position, seed 002 Def. 9.5; at a free column its
@@ -655,7 +738,7 @@ class Relevance:
         title: one row per artist, not per artist and title). In the search by bound lookups, and
         when the product passes :data:`BLOCKER_BUDGET`, such a position takes the values the rows
         matching now have there (a replaced row's own) and new constants; the values left out are
-        counted in ``generic``."""
+        counted in ``generic``, each needing ``at_least`` changes in a realization."""
         pattern = _pattern(atom, binding)
         if None not in pattern:
             return [(atom.pred, pattern)]
@@ -672,7 +755,7 @@ class Relevance:
             narrowed = 1
             for d in domains:
                 narrowed *= len(d)
-            self.generic += size - narrowed
+            self._leave_out(size - narrowed, at_least)
             if not self.supported and atom.pred not in self._wide_blockers:
                 self._wide_blockers.add(atom.pred)
                 self.problem.bounded.append(
@@ -830,10 +913,15 @@ class Relevance:
         if key in seen:
             return
         seen[key] = (name, pos, patterns)
+        # A row left out of the repairs is inserted in a realization that also makes the instance
+        # hold otherwise: one more change when a positive atom, a base row of another relation,
+        # does not hold now, or when a row blocks the literal now (it is deleted).
         neg: list[GroundAtom] = []
         for b in d.body:
             if isinstance(b, Literal) and not b.positive:
-                neg.extend(self._blockers(b.atom, full, self._round, new=False))
+                made = any(not self.state.now(a) and a[0] not in self.derived and a[0] != b.atom.pred for a in pos)
+                made = made or any(True for _ in self.state.match_now(b.atom.pred, _pattern(b.atom, full)))
+                neg.extend(self._blockers(b.atom, full, self._round, new=False, at_least=1 + made))
         yield (name, pos, tuple(neg))
 
     # -- the ground program -------------------------------------------------------------------------
@@ -942,6 +1030,10 @@ BLOCKER_BUDGET = 2_000
 """Most rows :meth:`Relevance._blockers` makes for one negated literal from the values of its
 open positions; past it they take the values of the rows matching now and new constants."""
 
+DISPLACEMENT_BUDGET = 20_000
+"""Most values :meth:`Relevance._changes_for` looks at one by one for a row each would displace
+through a key; past it a left-out value is counted as displacing none."""
+
 GENERIC_BUDGET = 2_000
 """How many values of existential domains a search by bound lookups may leave out and still be
 followed by the search over whole domains: each value left out becomes goals of its own there,
@@ -985,6 +1077,17 @@ class _KeyGroup:
             self.seen.add(row)
             self.rows.append(row)
             self.values.add(row[self.shape.rhs])
+
+
+def _functional_dependencies(denials: Iterable[tuple[str, Denial]]) -> dict[str, list[tuple[tuple[int, ...], tuple[int, ...]]]]:
+    """Per relation, its functional dependencies as (key positions, dependent positions): a
+    ``#key`` is one per other column, gathered here under their key."""
+    found: dict[str, dict[tuple[int, ...], list[int]]] = {}
+    for _, d in denials:
+        shape = fd_shape(d)
+        if shape is not None:
+            found.setdefault(shape.pred, {}).setdefault(shape.lhs, []).append(shape.rhs)
+    return {pred: [(lhs, tuple(rhs)) for lhs, rhs in groups.items()] for pred, groups in found.items()}
 
 
 def _show_pattern(pred: str, pattern: tuple) -> str:
