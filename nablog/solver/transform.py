@@ -122,17 +122,26 @@ class Algorithm1:
         return domain
 
     def _meets(self, pred: str, position: int) -> set:
-        """Values already in the attribute positions an auxiliary column stands for."""
-        values = set(self.index.values(pred, position))
-        for rule in self.normalized.rules:
-            if rule.head[0].pred != pred:
+        """Values already in the attribute positions an auxiliary column stands for: those of the
+        positions it meets through rule heads and bodies, each position visited once (through
+        recursion — ``p(X, Y) :- e(X, Z), p(Z, Y).`` — the positions meet themselves)."""
+        values: set = set()
+        seen, todo = {(pred, position)}, [(pred, position)]
+        while todo:
+            pred, position = todo.pop()
+            values |= self.index.values(pred, position)
+            if pred not in self.derived:
                 continue
-            var = rule.head[0].args[position]
-            for b in rule.body:
-                if isinstance(b, Literal):
-                    for j, t in enumerate(b.atom.args):
-                        if t == var:
-                            values |= self._meets(b.atom.pred, j) if b.atom.pred in self.derived else self.index.values(b.atom.pred, j)
+            for rule in self.normalized.rules:
+                if rule.head[0].pred != pred:
+                    continue
+                var = rule.head[0].args[position]
+                for b in rule.body:
+                    if isinstance(b, Literal):
+                        for j, t in enumerate(b.atom.args):
+                            if t == var and (b.atom.pred, j) not in seen:
+                                seen.add((b.atom.pred, j))
+                                todo.append((b.atom.pred, j))
         return values
 
     # -- the algorithm ------------------------------------------------------------------------------
