@@ -60,10 +60,16 @@ def instances(body, model, binding=None):
             yield from instances(rest, model, extended)
 
 
-def naive_model(program: Program, facts: dict[str, set]) -> dict[str, set]:
+def strata(program: Program) -> list[list[Rule]]:
+    """The program's rules by stratum, lowest first."""
+    return [[r for r in program.rules if r.head[0].pred in level] for level in stratify(program).strata]
+
+
+def naive_model(program: Program, facts: dict[str, set], levels: list[list[Rule]] | None = None) -> dict[str, set]:
+    """The perfect model, stratum by stratum to a fixpoint (``levels``: the program's
+    :func:`strata`, given when one program is evaluated over many databases)."""
     model = {p: set(rows) for p, rows in facts.items()}
-    for level in stratify(program).strata:
-        rules = [r for r in program.rules if r.head[0].pred in level]
+    for rules in strata(program) if levels is None else levels:
         changed = True
         while changed:
             changed = False
@@ -121,6 +127,7 @@ def brute_force(program: Program, facts: dict[str, set], request: tuple[str, Ato
     possible = [(pred, row) for pred, arity in BASE.items() for row in itertools.product(universe, repeat=arity)]
     changes = [("-" if row in facts[pred] else "+", pred, row) for pred, row in possible]
     sign, atom = request
+    levels = strata(program)  # (stratifying per change set was half the oracle's time)
     # By increasing size, skipping supersets of realizations found: what remains is minimal.
     minimal: list[int] = []
     for mask in sorted(range(1 << len(changes)), key=lambda m: (bin(m).count("1"), m)):
@@ -130,7 +137,7 @@ def brute_force(program: Program, facts: dict[str, set], request: tuple[str, Ato
         new = {p: set(rows) for p, rows in facts.items()}
         for s, pred, row in chosen:
             (new[pred].add if s == "+" else new[pred].discard)(row)
-        model = naive_model(program, new)
+        model = naive_model(program, new, levels)
         present = tuple(atom.args) in model.get(atom.pred, ())
         if present != (sign == "+"):
             continue

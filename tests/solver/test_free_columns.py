@@ -14,7 +14,7 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.solver.test_bruteforce import instances, naive_model
+from tests.solver.test_bruteforce import instances, naive_model, strata
 from tests.strategies import examples
 
 from nablog import Database
@@ -221,6 +221,7 @@ def brute_force(program, facts, request, largest: int) -> set:
     changes = [("-" if row in facts[pred] else "+", pred, row) for pred, n in ARITY.items() for row in itertools.product(universe, repeat=n)]
     sign, atom = request
     denials = [c for _, c in program.named_constraints() if isinstance(c, Denial)]  # with #key and #fk ones
+    levels = strata(program)
     found: list[frozenset] = []
     for size in range(largest + 1):
         for chosen in itertools.combinations(changes, size):
@@ -230,7 +231,7 @@ def brute_force(program, facts, request, largest: int) -> set:
             new = {p: set(rows) for p, rows in facts.items()}
             for s, pred, row in chosen:
                 (new[pred].add if s == "+" else new[pred].discard)(row)
-            model = naive_model(program, new)
+            model = naive_model(program, new, levels)
             if (tuple(atom.args) in model.get(atom.pred, ())) != (sign == "+"):
                 continue
             if any(True for d in denials for _ in instances(d.body, model)):
