@@ -379,7 +379,14 @@ class Relevance:
         already (bound lookups, as magic sets pass bindings sideways: for
         ``manager(e5, M), reports_to(M, h77)``, M is e5's manager or someone who reports to h77
         now), or to new constants. The values of a domain left out are counted in ``generic``:
-        a realization through one of them makes every literal naming it true by changes."""
+        a realization through one of them makes every literal naming it true by changes.
+
+        Instances through which every realization needs at least ``floor`` changes are left out
+        too (the answer lists none of that size, see :meth:`_changes_for`): a replaced airport for
+        each of Lufthansa's 900 airports is three changes."""
+        if self.floor is not None and self._changes_for(rule, binding) >= self.floor:
+            self._leave_out(1, self.floor)
+            return
         if not free:
             yield binding
             return
@@ -462,13 +469,13 @@ class Relevance:
             elif atom.pred not in self.derived and not any(isinstance(t, Var) and t not in binding for t in atom.args if t != Var("_")):
                 if any(True for _ in self.state.match_now(atom.pred, pattern)):
                     deleted.add(atom.pred)
-        at_least = max(len(inserted), 1 if derived else 0, 1) + len(deleted)
+        at_least = max(len(inserted), 1 if derived else 0) + len(deleted)
         if displacing:
             left_out = None
             if v is not None and self._domain_estimate(v, rule, round_) <= DISPLACEMENT_BUDGET:
                 left_out = set(self._domain(v, rule, round_)) - set(found) - set(self.problem.fresh)
             at_least += len({b.atom.pred for b in displacing if b.atom.pred not in deleted and self._displaces(b.atom, binding, v, left_out)})
-        return at_least
+        return max(at_least, 1)
 
     def _displaces(self, atom: Atom, binding: Mapping[Var, Constant], v: Var | None, values: Set | None) -> bool:
         """Whether inserting ``atom`` (which matches no row now; ``v``, when given, at any of
