@@ -118,13 +118,19 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
     times: list[float] = []
     cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, on_realization=lambda r: (times.append(time.perf_counter() - t0), cpu.append(time.process_time() - c0)))
+    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, stream=True)
+    for _ in proposal:  # each realization as soon as it is verified
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    proposal = proposal.get()
     total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
     # A second request on the same database, as in a server or a session.
     warm: list[float] = []
     warm_cpu: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    db.propose(WARM_REQUEST[workload], timeout=timeout, on_realization=lambda r: (warm.append(time.perf_counter() - t0), warm_cpu.append(time.process_time() - c0)))
+    for _ in db.propose(WARM_REQUEST[workload], timeout=timeout, stream=True):
+        warm.append(time.perf_counter() - t0)
+        warm_cpu.append(time.process_time() - c0)
     warm_total = time.perf_counter() - t0
     return {
         "first_cpu": cpu[0] if cpu else None,

@@ -144,7 +144,10 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        proposal = _propose(db, options, parsed, on_realization=show)
+        handle = _propose(db, options, parsed, stream=True)
+        for realization in handle:  # each as soon as it is verified
+            show(realization)
+        proposal = handle.get()
     except KeyboardInterrupt:
         proposal = Proposal(parsed, "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
     if args.json and stream:
@@ -432,6 +435,7 @@ def _repair_cells(args: argparse.Namespace, db: Database) -> int:
             "violations_before": result.violations_before,
             "corrections": [c.to_json() for c in result.corrections],
             "left": [{"constraint": name, "violation": text} for name, text in result.left],
+            "unrepaired": [{"relation": p, "row": r, "column": c} for p, r, c in result.unrepaired],
             "alternatives": [[c.to_json() for c in a] for a in result.alternatives],
         }
         if args.why:

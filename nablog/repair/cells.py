@@ -85,9 +85,10 @@ class CellCorrection:
 class CellRepair:
     """What :func:`repair_cells` found.
 
-    ``status``: ``consistent`` (every constraint holds after the corrections), ``partial`` (the
-    candidate values cannot satisfy some constraint: ``left`` names the violations that stay,
-    the least possible among the candidates), or ``timeout``. ``alternatives`` holds further
+    ``status``: ``consistent`` (every constraint holds after the corrections) or ``partial``
+    (``left`` names the violations that stay: the candidate values cannot satisfy them, or they lie
+    in a component the deadline stopped). A component the deadline stops keeps every value and
+    reports its own cells in ``unrepaired``; the other components' repairs stand. ``alternatives`` holds further
     optimal repairs when more than one was asked for.
     """
 
@@ -103,6 +104,7 @@ class CellRepair:
     optimal: bool = True
     cost: int = 0
     domains: dict[tuple[str, int, int], Domain] = field(default_factory=dict)  # (relation, row, position) of each cell with candidates
+    unrepaired: tuple[tuple[str, int, str], ...] = ()  # (relation, row, column): cells of components the deadline stopped
 
     @property
     def consistent(self) -> bool:
@@ -143,9 +145,12 @@ class CellRepair:
         n = len(self.corrections)
         text = f"{n:,} cell" + ("" if n == 1 else "s") + " changed"
         if self.status == "partial":
-            text += f"; {len(self.left):,} violation" + ("" if len(self.left) == 1 else "s") + " left: no candidate value the data supports repairs " + ("it" if len(self.left) == 1 else "them")
-        elif self.status == "timeout":
-            text += " (timeout: the best repair found, not proven optimal)"
+            text += f"; {len(self.left):,} violation" + ("" if len(self.left) == 1 else "s") + " left"
+            if not self.unrepaired:
+                text += ": no candidate value the data supports repairs " + ("it" if len(self.left) == 1 else "them")
+        if self.unrepaired:
+            n = len(self.unrepaired)
+            text += f"; {n:,} cell" + ("" if n == 1 else "s") + " left unrepaired: the deadline stopped their component" + ("" if n == 1 else "s") + " (give more --timeout)"
         elif not self.optimal:
             text += " (not proven optimal)"
         return text
@@ -223,6 +228,7 @@ def repair_cells(
     timeout: float | None = None,
     engine: Engine | None = None,
     max_rounds: int = 10,
+    _stage: frozenset[str] | None = None,
 ) -> CellRepair:
     """A least-cost set of cell updates after which the constraints of ``program`` hold (or, when
     the candidates cannot make them all hold, the fewest stay violated).
@@ -245,6 +251,14 @@ def repair_cells(
         Seconds for the optimisation; the best repair found by then is returned.
     engine : Engine, optional
         Finds the violations of general denials (python by default; spark for large data).
+
+    With a source column whose relation has an entity key (:func:`_entity_keys`), the repair runs
+    in two stages: the dependencies on the entity key first — each entity's reports made to agree,
+    one small component per entity — and then every constraint over that result. A dependency
+    between two attributes (flights: ``sched_dep_time -> act_dep_time``) links every entity with
+    every other; solved at once with the entity dependencies it made one component of 2,909
+    cells that did not finish. The second stage's components that the deadline stops keep the
+    first stage's values and are named in ``unrepaired``.
     """
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
@@ -263,6 +277,8 @@ def repair_cells(
     fds: list[_Fd] = []
     general: list[_Denial] = []
     for c in infos:
+        if _stage is not None and c.name not in _stage:
+            continue
         if isinstance(c.constraint, Requirement):
             raise NablogError(f"cell repair cannot make the requirement {c.name} hold", hint="state it as a denial, or repair tuples (--policy subset)")
         if c.fd is not None:
@@ -273,11 +289,19 @@ def repair_cells(
         relations.setdefault(fd.relation, [])
     fixed_relations, fixed_rows = _protections(program, protect, relations)
     source_column = _source(source, relations, columns)
+    entity = _entity_keys(fds, relations, source_column)
+    if entity and _stage is None:
+        first_fds = frozenset(fd.name for fd in fds if set(fd.lhs) <= entity.get(fd.relation, set()))
+        if first_fds != frozenset(fd.name for fd in fds) or general:
+            first = repair_cells(program, relations, protect=protect, source=source, timeout=timeout, engine=engine, max_rounds=max_rounds, _stage=first_fds)
+            rest = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+            second = repair_cells(program, first.apply(relations), protect=protect, source=source, limit=limit, timeout=rest, engine=engine, max_rounds=max_rounds, _stage=frozenset(c.name for c in infos))
+            return _staged(first, second, relations)
 
     implicated: dict[tuple[str, int, int], set[str]] = {}
 
     def allowed(cell: tuple[str, int, int]) -> bool:
-        return cell[0] not in fixed_relations and (cell[0], cell[1]) not in fixed_rows
+        return cell[0] not in fixed_relations and (cell[0], cell[1]) not in fixed_rows and cell[2] not in entity.get(cell[0], ())
 
     groups = _fd_groups(fds, relations)
     before = sum(len({relations[fd.relation][r][fd.rhs] for r in rows}) - 1 for fd, gs in groups.items() for rows in gs)
@@ -290,9 +314,9 @@ def repair_cells(
     for p, rows in relations.items():
         weights = None
         if source_column is not None and source_column[0] == p:
-            weights = source_weights(rows, source_column[1], [g for fd, gs in groups.items() if fd.relation == p for g in gs], sorted({fd.rhs for fd in fds if fd.relation == p}))
+            weights = source_weights(rows, source_column[1], [g for fd, gs in groups.items() if fd.relation == p for g in gs], sorted({fd.rhs for fd in fds if fd.relation == p}), nulls=program.null_values)
         if rows:
-            stats[p] = Statistics(rows, len(rows[0]), weights)
+            stats[p] = Statistics(rows, len(rows[0]), weights, program.null_values)
     groups = _agreed(groups, relations, stats)
     _implicate_groups(groups, implicated, allowed)
     changes = _change_priors(groups, relations, stats)
@@ -303,7 +327,8 @@ def repair_cells(
         rounds += 1
         _add_domains(implicated, domain_of, stats, source_column, changes)
         problem, cells = _problem(domain_of, fds, general, known, relations)
-        assignments, optimal, timed_out = _solve(problem, limit, deadline)
+        assignments, optimal, stopped = _solve(problem, limit, deadline)
+        timed_out = bool(stopped)
         first = _corrections(assignments[0], cells, problem, implicated, columns, relations)
         repaired = CellRepair("consistent", first, before).apply(relations)
         new = [i for i in _instances(general, repaired, engine) if i not in known]
@@ -316,15 +341,35 @@ def repair_cells(
         for inst in new:
             _implicate(inst, general, implicated, allowed)
     left = _left(fds, general, repaired, engine)
-    status = "timeout" if timed_out else ("consistent" if not left else "partial")
+    status = "consistent" if not left else "partial"
     result = CellRepair(
         status, first, before, left,
         [_corrections(a, cells, problem, implicated, columns, relations) for a in assignments[1:]],
         cells=len(cells), candidates=sum(len(d.values) for d in problem.domains), components=problem_components(problem),
         rounds=rounds, optimal=optimal, cost=sum(problem.domains[i].costs[v] for i, v in enumerate(assignments[0])),
         domains={c: problem.domains[k] for k, c in enumerate(cells)},
+        unrepaired=tuple((cells[k][0], cells[k][1], columns[cells[k][0]][cells[k][2]]) for k in stopped),
     )
     return result
+
+
+def _staged(first: CellRepair, second: CellRepair, relations: Mapping[str, Sequence[tuple]]) -> CellRepair:
+    """The two stages as one repair: each changed cell from its original value to its last one
+    (a cell the second stage set back is no change)."""
+    by_cell: dict[tuple[str, int, int], CellCorrection] = {(c.relation, c.row, c.position): c for c in first.corrections}
+    for c in second.corrections:
+        key = (c.relation, c.row, c.position)
+        old = relations[c.relation][c.row][c.position]
+        if c.new == old:
+            by_cell.pop(key, None)
+        else:
+            by_cell[key] = CellCorrection(c.relation, c.row, c.column, c.position, old, c.new, c.constraints, c.weight)
+    return CellRepair(
+        second.status, tuple(sorted(by_cell.values(), key=lambda c: (c.relation, c.row, c.position))), first.violations_before, second.left,
+        second.alternatives, cells=first.cells + second.cells, candidates=first.candidates + second.candidates,
+        components=first.components + second.components, rounds=first.rounds + second.rounds, optimal=first.optimal and second.optimal,
+        cost=first.cost + second.cost, domains={**first.domains, **second.domains}, unrepaired=first.unrepaired + second.unrepaired,
+    )
 
 
 def problem_components(problem: CellProblem) -> int:
@@ -363,6 +408,40 @@ def _source(source: str | None, relations: Mapping[str, Sequence[tuple]], column
         f"--source {source}: no relation has a column {column!r}" + (f" (relation {relation})" if sep else ""),
         hint="name the column that says where each row comes from, as COLUMN or REL.COLUMN (declare it with #columns)",
     )
+
+
+def _entity_keys(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], source_column: tuple[str, int] | None) -> dict[str, set[int]]:
+    """The columns that name the entity a row reports on, in a relation with a source column.
+
+    Data from several sources is each source's report on the same entities (flights: each web
+    site's times of a flight): the left-hand side X of dependencies ``X -> A`` that together
+    determine every column but X itself, the source and the row identifiers (a column with a
+    distinct value in every row) identifies the entity. Its cells are never changed: sources
+    disagree on an entity's attributes, and a change of X would move a report to another entity,
+    a guess that links every entity to every other and no violation asks for (each group of X
+    is violated by its attributes, not by its name). Without a source column nothing is fixed.
+
+    >>> fds = [_Fd("a", "f", (1,), 2), _Fd("b", "f", (1,), 3), _Fd("c", "f", (2,), 3)]
+    >>> _entity_keys(fds, {"f": [("s1", "x", 1, 2), ("s2", "x", 1, 3)]}, ("f", 0))
+    {'f': {1}}
+    """
+    if source_column is None:
+        return {}
+    relation, source = source_column
+    rows = relations.get(relation, ())
+    if not rows:
+        return {}
+    width = len(rows[0])
+    identifiers = {i for i in range(width) if len({r[i] for r in rows}) == len(rows)}
+    determined: dict[tuple[int, ...], set[int]] = {}
+    for fd in fds:
+        if fd.relation == relation:
+            determined.setdefault(fd.lhs, set()).add(fd.rhs)
+    out: set[int] = set()
+    for lhs, rhs in determined.items():
+        if set(range(width)) - set(lhs) - rhs - identifiers - {source} == set():
+            out.update(lhs)
+    return {relation: out} if out else {}
 
 
 def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]]) -> dict[_Fd, list[list[int]]]:
@@ -434,17 +513,19 @@ def _agreed(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str
         weights = stats[fd.relation].weights
         rows = relations[fd.relation]
         for group in key_groups:
-            votes = _votes(group, rows, fd.rhs, weights)
-            if 2 * max(votes.values()) > sum(votes.values()):
+            votes = _votes(group, rows, fd.rhs, weights, stats[fd.relation].nulls)
+            if votes and 2 * max(votes.values()) > sum(votes.values()):
                 out.setdefault(fd, []).append(group)
     return out
 
 
-def _votes(group: Sequence[int], rows, column: int, weights) -> dict:
-    """Each value of ``column`` in the group with the summed weight of its rows."""
+def _votes(group: Sequence[int], rows, column: int, weights, nulls=frozenset()) -> dict:
+    """Each value of ``column`` in the group with the summed weight of its rows; a null (missing
+    value) is no claim and does not vote."""
     votes: dict = {}
     for r in group:
-        votes[rows[r][column]] = votes.get(rows[r][column], 0.0) + weights[r]
+        if rows[r][column] not in nulls:
+            votes[rows[r][column]] = votes.get(rows[r][column], 0.0) + weights[r]
     return votes
 
 
@@ -482,8 +563,8 @@ def _change_priors(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapp
         weights = stats[fd.relation].weights
         rows = relations[fd.relation]
         for group in key_groups:
-            votes = _votes(group, rows, fd.rhs, weights)
-            majority = max(votes, key=lambda v: votes[v])
+            votes = _votes(group, rows, fd.rhs, weights, stats[fd.relation].nulls)
+            majority = max(votes, key=lambda v: votes[v]) if votes else None
             key = (fd.relation, fd.rhs)
             wrong[key] = wrong.get(key, 0.0) + sum(1 for r in group if rows[r][fd.rhs] != majority)
             seen[key] = seen.get(key, 0.0) + len(group)
@@ -571,9 +652,9 @@ def _problem(domain_of, fds: Sequence[_Fd], general: Sequence[_Denial], instance
     return problem, cells
 
 
-def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[list[tuple[int, ...]], bool, bool]:
+def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[list[tuple[int, ...]], bool, list[int]]:
     """Optimal assignments of the whole problem (up to ``limit``), whether proven optimal, and
-    whether the deadline stopped the search.
+    the cells of the components the deadline stopped (each keeps its values).
 
     Components are solved smallest first, so a deadline spent on one large component leaves the
     small ones solved. A component the deadline stopped keeps every cell: its best model so far is
@@ -582,16 +663,16 @@ def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[li
     n = len(problem.domains)
     per_component = []
     optimal = True
-    timed_out = False
+    stopped: list[int] = []
     for comp in sorted(problem.components(), key=lambda c: len(c.cells)):
         if deadline is not None and time.monotonic() > deadline:
-            timed_out = True
+            stopped.extend(comp.cells)
             per_component.append((comp.cells, [tuple(0 for _ in comp.cells)]))
             continue
         solutions = solve(comp.problem, limit, deadline)
         optimal &= all(s.optimal for s in solutions)
         if not all(s.optimal for s in solutions) and deadline is not None and time.monotonic() > deadline:
-            timed_out = True
+            stopped.extend(comp.cells)
             solutions = solutions[:0]
         per_component.append((comp.cells, [s.assignment for s in solutions] or [tuple(0 for _ in comp.cells)]))
     out = []
@@ -601,7 +682,7 @@ def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[li
             for c, v in zip(cells, choice):
                 assignment[c] = v
         out.append(tuple(assignment))
-    return out or [tuple([0] * n)], optimal, timed_out
+    return out or [tuple([0] * n)], optimal, sorted(stopped)
 
 
 def _corrections(assignment, cells, problem: CellProblem, implicated, columns, relations) -> tuple[CellCorrection, ...]:

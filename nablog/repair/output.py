@@ -249,6 +249,10 @@ def print_cell_report(out: TextIO, result, limit: int = 50) -> None:
         out.write(f"  left violated: {name}: {text}\n")
     if len(result.left) > limit:
         out.write(f"  ... and {len(result.left) - limit:,} more violations left\n")
+    for relation, row, column in result.unrepaired[:limit]:
+        out.write(f"  unrepaired (deadline): {relation}[{row}].{column}\n")
+    if len(result.unrepaired) > limit:
+        out.write(f"  ... and {len(result.unrepaired) - limit:,} more unrepaired cells (see --json)\n")
     for i, alternative in enumerate(result.alternatives, 2):
         out.write(f"\n[{i}] an equally good repair: {len(alternative):,} cells\n")
         for c in alternative[:10]:

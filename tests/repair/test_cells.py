@@ -3,6 +3,7 @@ and a property test against brute force over the candidate values."""
 
 import itertools
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -11,7 +12,7 @@ from nablog.cli import main
 from nablog.lang import Atom, Delta, parse
 from nablog.repair.cells import CellCorrection, repair_cells
 from nablog.repair.cellsolve import brute_force, solve_clingo
-from nablog.repair.candidates import Domain, levenshtein
+from nablog.repair.candidates import Domain, copy_clusters, levenshtein
 
 from ..strategies import examples
 
@@ -95,6 +96,58 @@ def test_sources_are_weighted_by_their_agreement_with_the_others():
     weighted = repair_cells(program, {"f": rows}, source="src")
     assert {c.new for c in plain.corrections if rows[c.row][1] == "f3"} == {"1:00"}
     assert {c.new for c in weighted.corrections if rows[c.row][1] == "f3"} == {"11:00"}
+
+
+def test_sources_that_copy_one_another_vote_once():
+    # copy1 and copy2 repeat bad everywhere, its wrong value on f1 too. good1 and good2 agree and
+    # are outvoted together on f2 by the copies: copies too by the plain majority, apart once
+    # judged against the vote, in which the copies count once.
+    rows = [("good1", "f1", "9"), ("good2", "f1", "9"), ("good3", "f1", "9"), ("good4", "f1", "9"),
+            ("bad", "f1", "0"), ("copy1", "f1", "0"), ("copy2", "f1", "0"),
+            ("good1", "f2", "5"), ("good2", "f2", "5"), ("bad", "f2", "1"), ("copy1", "f2", "1"), ("copy2", "f2", "1")]
+    names = ["bad", "copy1", "copy2", "good1", "good2", "good3", "good4"]
+    src = np.array([names.index(r[0]) for r in rows])
+    groups = [list(range(7)), list(range(7, 12))]
+    assert copy_clusters(rows, src, len(names), groups, [2]).tolist() == [3.0, 3.0, 3.0, 2.0, 2.0, 1.0, 1.0]
+    assert copy_clusters(rows, src, len(names), groups, [2], truth={(0, 2): "9", (1, 2): "5"}).tolist() == [3.0, 3.0, 3.0, 1.0, 1.0, 1.0, 1.0]
+    program = parse("#columns f(src, flight, arr). #fd f: flight -> arr.")
+    weighted = repair_cells(program, {"f": rows}, source="src")
+    assert {(c.row, c.new) for c in weighted.corrections} == {(4, "9"), (5, "9"), (6, "9"), (9, "5"), (10, "5"), (11, "5")}
+
+
+FLIGHTS = """#columns f(src, flight, dep, arr).
+#fd f: flight -> dep.
+#fd f: flight -> arr.
+#fd f: dep -> arr."""
+
+
+def test_with_sources_the_entity_key_never_changes_and_entities_are_repaired_first():
+    # flight names the entity each source reports on; dep -> arr links the entities. x's arrival
+    # is 9:30 by the majority of its reports, y's 10:30; z departs at 9:00 like x.
+    rows = [("s1", "x", "9:00", "9:30"), ("s2", "x", "9:00", "9:30"), ("s3", "x", "9:00", "9:31"),
+            ("s1", "y", "10:00", "10:30"), ("s2", "y", "10:00", "10:30"), ("s3", "y", "10:00", "10:31"),
+            ("s1", "z", "9:00", "9:30"), ("s2", "z", "9:00", "9:30"), ("s3", "z", "9:00", "9:30")]
+    result = repair_cells(parse(FLIGHTS), {"f": rows}, source="src")
+    assert [(c.row, c.column, c.old, c.new) for c in result.corrections] == [(2, "arr", "9:31", "9:30"), (5, "arr", "10:31", "10:30")]
+    assert result.status == "consistent" and not result.unrepaired
+    assert all(c.column != "flight" for c in result.corrections)
+
+
+def test_a_null_is_never_a_candidate_and_never_wins_a_vote():
+    program = parse(FLIGHTS)
+    rows = [("s1", "x", "9:00", ""), ("s2", "x", "9:00", ""), ("s3", "x", "9:00", "9:30"),
+            ("s1", "y", "10:00", "10:30"), ("s2", "y", "10:00", "10:30"), ("s3", "y", "10:00", "10:30")]
+    result = repair_cells(program, {"f": rows}, source="src")
+    assert [(c.row, c.old, c.new) for c in result.corrections] == [(0, "", "9:30"), (1, "", "9:30")]
+
+
+def test_a_component_the_deadline_stops_keeps_its_cells_and_names_them():
+    result = repair_cells(parse(HOSPITAL), {"h": ROWS}, timeout=0.0)
+    assert result.corrections == () and result.status == "partial"
+    assert result.unrepaired == (("h", 3, "zip"),)
+    assert "1 cell left unrepaired" in result.message
+    done = repair_cells(parse(HOSPITAL), {"h": ROWS})
+    assert done.unrepaired == () and [(c.row, c.new) for c in done.corrections] == [(3, "35233")]
 
 
 def test_a_denial_with_comparisons_is_repaired_by_a_value_the_data_supports():
