@@ -210,7 +210,9 @@ def test_realizations_equal_brute_force_over_every_change_set(case):
     assert sizes[:1] == ([min(len(i) + len(d) for i, d in expected)] if expected else [])
     unfolded = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1, families=False)
     assert sorted(map(_key, unfolded)) == sorted(map(_key, members))
-    for limit in range(1, len(proposal)):
+    # Limits at both ends and the middle (every limit re-ran the search: the thorough profile's
+    # 500 examples took over half an hour with the oracle).
+    for limit in sorted({1, 2, len(proposal) // 2, len(proposal) - 1} & set(range(1, len(proposal)))):
         assert db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1, limit=limit).realizations == proposal.realizations[:limit]
 
 
