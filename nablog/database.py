@@ -204,12 +204,20 @@ class Database:
 
         if not isinstance(request, str):
             return request
-        if not is_sql_request(request):
-            return parse_request(request)
         store = self.stores if hasattr(self.stores, "relations_by_name") else None
-        if store is None:
+        if not is_sql_request(request):
+            parsed = parse_request(request)
+        elif store is None:
             raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
-        return parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
+        else:
+            parsed = parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
+        if store is not None:
+            # A number, date or boolean the request names is tested as the database's values are (sql/ordered.py).
+            with self.state.lock:
+                tested = store.note({c for a in (*parsed.insert, *parsed.delete) for c in a.args}, self.state.facts)
+                if tested:
+                    self.state.widen(tested)
+        return parsed
 
     # -- validation -------------------------------------------------------------------------------
 

@@ -275,6 +275,15 @@ class State:
             self.hub.publish(self.version, notify)  # type: ignore[union-attr]
         return induced_update(gained, lost)
 
+    def widen(self, rows: dict[str, set]) -> None:
+        """Add base rows that no store holds and that change no answer — a test's values for the
+        constants a request names (``sql/ordered.py``) — keeping the version and the basis: no
+        client's change happened."""
+        with self.lock:
+            version, basis = self.version, self.basis
+            self.changed(Delta.of_rows(rows))
+            self.version, self.basis = version, basis
+
     def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
         """Remember a commit's true base changes for the model (composed with earlier ones)."""
         if self.engine.name != "python":

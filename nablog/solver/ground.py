@@ -570,7 +570,8 @@ class Relevance:
         if all(values is not None for values in shown):
             # Folded (solver/symmetry.py): the domain is the values the caller keeps visible, a
             # few representatives per class, not the relation.
-            return len(set().union(*shown)) + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
+            values = len(shown[0]) if len(shown) == 1 else len(set().union(*shown))  # (one place: no copy)
+            return values + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > possible_state.SMALL_RELATION:
             return bound
