@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from nablog import Database, parse  # noqa: E402
 from nablog.engines import PythonEngine  # noqa: E402
-from nablog.lang import separate_facts  # noqa: E402
+from nablog.lang import Delta, separate_facts  # noqa: E402
 from nablog.views.live import Relation  # noqa: E402
 from nablog.views.monitor import Monitor  # noqa: E402
 
@@ -109,15 +109,16 @@ def kept_time(monitor: Monitor, facts: dict, change: dict, model, repeats: int, 
     """The best time of the commit with the monitor's state kept between numbered commits, as
     under a database: the link inserted at even versions (timed), deleted again at odd ones."""
     with_link = {**facts, **{p: facts[p] | rows for p, rows in change.items()}}
-    monitor.differentials(facts, change, {}, model=model, version=0)  # builds the kept state
-    monitor.differentials(with_link, {}, change, version=1)
+    link = Delta.of_rows(change)
+    monitor.differentials(facts, link, model=model, version=0)  # builds the kept state
+    monitor.differentials(with_link, link.inverse(), version=1)
     best = float("inf")
     for k in range(repeats):
         start = time.perf_counter()
-        got = monitor.differentials(facts, change, {}, version=2 + 2 * k)
+        got = monitor.differentials(facts, link, version=2 + 2 * k)
         best = min(best, time.perf_counter() - start)
         assert got == expected, monitor.mode
-        monitor.differentials(with_link, {}, change, version=3 + 2 * k)
+        monitor.differentials(with_link, link.inverse(), version=3 + 2 * k)
     return best
 
 
@@ -130,18 +131,18 @@ def section_5(repeats: int) -> list[list[str]]:
     rows = []
     for view in ("based_on", "prefixed", "small", "deep"):
         monitors = {mode: Monitor(rules, [view], mode) for mode in (*MODES, "recompute")}
-        expected = monitors["recompute"].differentials(facts, change, {}, model=model)
+        expected = monitors["recompute"].differentials(facts, Delta.of_rows(change), model=model)
         times = {}
         for mode, monitor in monitors.items():
-            assert monitor.differentials(facts, change, {}, model=model) == expected, mode
+            assert monitor.differentials(facts, Delta.of_rows(change), model=model) == expected, mode
             if mode == "recompute":
                 # The peer: evaluate the old and the new model from scratch and compare.
-                times[mode] = timed(lambda: (engine.evaluate(monitor.rules, facts), monitor.differentials(facts, change, {}, model=None)), repeats)
+                times[mode] = timed(lambda: (engine.evaluate(monitor.rules, facts), monitor.differentials(facts, Delta.of_rows(change), model=None)), repeats)
             else:
                 times[mode] = kept_time(Monitor(rules, [view], mode), facts, change, model, repeats, expected)
         size = len(model.get(view, ()))
         rows.append(
-            [view, f"{size:,}", f"{len(expected[view].plus)}/{len(expected[view].minus)}", f"{times['recompute'] * 1000:.1f}"]
+            [view, f"{size:,}", "{}/{}".format(*expected.count(view)), f"{times['recompute'] * 1000:.1f}"]
             + [f"{times[m] * 1000:.1f} ({times['recompute'] / times[m]:.1f}x)" for m in MODES]
         )
     return rows
@@ -420,7 +421,7 @@ def rod_against_materialized(args, results: dict) -> None:
     change = {"import": {("m282", "p0")}}
     rows = []
     for view in ("based_on", "prefixed", "small", "deep"):
-        expected = Monitor(rules, [view], "recompute").differentials(facts, change, {}, model=model)
+        expected = Monitor(rules, [view], "recompute").differentials(facts, Delta.of_rows(change), model=model)
         best = {}
         for mode in ("materialized", "rod"):
             cpu = time.process_time()

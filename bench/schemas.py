@@ -181,7 +181,10 @@ def child(schema: str, index: int, directory: str, timeout: float, check: float)
     propose_module.asp_problem = keep
     first: list[float] = []
     start = time.monotonic()
-    proposal = db.propose(request, timeout=timeout, on_realization=lambda r: first or first.append(time.monotonic() - start))
+    proposal = db.propose(request, timeout=timeout, stream=True)
+    for _ in proposal:
+        first or first.append(time.monotonic() - start)
+    proposal = proposal.get()
     everything = time.monotonic() - start
     propose_module.asp_problem = build
 

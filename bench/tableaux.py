@@ -166,7 +166,10 @@ def child(kind: str, args: list[str]) -> dict:
     else:
         method = kind.split(":", 1)[1]
         limit = None if args[0] == "chairs" else FIRST
-        proposal = db.propose(request, method=method, limit=limit, timeout=TIMEOUT, on_realization=lambda r: first.append(time.perf_counter() - t0))
+        proposal = db.propose(request, method=method, limit=limit, timeout=TIMEOUT, stream=True)
+        for _ in proposal:
+            first.append(time.perf_counter() - t0)
+        proposal = proposal.get()
         count = len(proposal)
         if proposal.status == "timeout":
             count = f"{count} (timeout)"

@@ -57,8 +57,7 @@ from .views.subscriptions import matches
 if TYPE_CHECKING:
     from .apart import Apart
     from .explain import Explainer, Why
-    from .lang.delta import Update
-    from .solver import Proposal, ProposeOptions, Realization, Request
+    from .solver import Proposal, ProposalHandle, ProposeOptions, Realization, Request
     from .views.subscriptions import Subscription
 
 # Committed facts are parsed from text on every commit, and a stream of commits names the same
@@ -185,7 +184,7 @@ class Database:
         db.program_paths = [Path(p) for p in paths]
         return db
 
-    def refresh(self) -> "Update | None":
+    def refresh(self) -> "Delta | None":
         """Read what other clients committed since this database was read (a database opened by
         URL; files are re-read by opening them again): their changes are applied to the facts and
         the model as a commit (subscribers are told), and the induced update is returned; None
@@ -205,12 +204,20 @@ class Database:
 
         if not isinstance(request, str):
             return request
-        if not is_sql_request(request):
-            return parse_request(request)
         store = self.stores if hasattr(self.stores, "relations_by_name") else None
-        if store is None:
+        if not is_sql_request(request):
+            parsed = parse_request(request)
+        elif store is None:
             raise QueryError("an SQL request needs a database opened by its URL", hint="write the request as +v(...). -v(...).")
-        return parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
+        else:
+            parsed = parse_request(sql_request(request, store.relations_by_name, store.url.dialect, store))
+        if store is not None:
+            # A number, date or boolean the request names is tested as the database's values are (sql/ordered.py).
+            with self.state.lock:
+                tested = store.note({c for a in (*parsed.insert, *parsed.delete) for c in a.args}, self.state.facts)
+                if tested:
+                    self.state.widen(tested)
+        return parsed
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -388,13 +395,15 @@ class Database:
         request: "Request | str",
         options: "ProposeOptions | None" = None,
         *,
-        on_realization: "Callable[[Realization], None] | None" = None,
         progress: "Callable[[str], None] | None" = None,
+        stream: bool = False,
         **changes,
-    ) -> "Proposal":
+    ) -> "Proposal | ProposalHandle":
         """Every subset-minimal realization of a view-update request, smallest first (see
         :func:`nablog.solver.propose`): ``options`` is a :class:`~nablog.solver.ProposeOptions`,
-        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …).
+        and ``changes`` replace its fields (``method="tableaux"``, ``limit=3``, …). With
+        ``stream=True`` the answer is a :class:`~nablog.solver.ProposalHandle`: iterated, it
+        yields each realization as soon as it is verified (``get()`` gives the whole proposal).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> [r.changes.lines() for r in db.propose("+p(1).")]
@@ -414,8 +423,8 @@ class Database:
             basis=state.basis,
             index=state.index(),
             violations=state.python_violations(),
-            on_realization=on_realization,
             progress=progress,
+            stream=stream,
             **changes,
         )
 
@@ -455,7 +464,7 @@ class Database:
         with self.state.lock:
             return Apart(self, work)
 
-    def propagate(self, update: "Request | str", method: str = "incremental") -> "Update":
+    def propagate(self, update: "Request | str", method: str = "incremental") -> Delta:
         """The induced update (seed 002, Def. 2) of a change of base facts, without applying it.
 
         ``update`` is written like a request, ``-edge(b, c). +edge(h, d).``, on base relations
@@ -515,7 +524,7 @@ class Database:
         with the :attr:`version` it answers for, and a writer checks and commits as one step."""
         return self.state.lock
 
-    def apply(self, change: "Realization | Delta", request: str = "") -> "Update":
+    def apply(self, change: "Realization | Delta", request: str = "") -> Delta:
         """Commit a realization's changes (or a correction table's, or any :class:`~nablog.lang.Delta`
         on base relations) to where the facts came from — all stores at once, crash-safe, with
         the undo log (:meth:`nablog.io.Stores.commit`) — and return the induced update (seed
@@ -548,7 +557,7 @@ class Database:
             check_request(self.rules, self.python_model(), delta)
         return self.state.commit(delta, request)
 
-    def undo(self) -> "Update | None":
+    def undo(self) -> "Delta | None":
         """Undo the newest change committed to this database's files (byte for byte, see
         :meth:`nablog.io.Stores.undo`); None when there is none."""
         if self.stores is None:
@@ -576,7 +585,7 @@ class Database:
         """
         return Transaction(self)
 
-    def commit(self, insert: "Iterable[str | Atom] | Delta" = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, "Update"]:
+    def commit(self, insert: "Iterable[str | Atom] | Delta" = (), delete: Iterable[str | Atom] = (), request: str = "") -> tuple[int, Delta]:
         """Insert and delete ground base facts in one commit; return its version and induced update.
 
         ``insert`` may also be a whole :class:`~nablog.lang.Delta`. Facts of a view (a predicate
@@ -663,7 +672,7 @@ class Transaction:
         self.inserts: list[Atom] = []
         self.deletes: list[Atom] = []
         self.version: int | None = None
-        self.update: "Update | None" = None
+        self.update: "Delta | None" = None
 
     def insert(self, *atoms: str | Atom) -> None:
         self.inserts += [self.db._base_atom(a) for a in atoms]

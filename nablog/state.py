@@ -9,7 +9,7 @@ the induced update (seed 002, Def. 2) is computed once, and every cache over the
 >>> from nablog.lang import parse, separate_facts
 >>> rules, facts = separate_facts(parse("p(X) :- q(X), not r(X). q(1). r(1)."))
 >>> state = State(rules, facts, PythonEngine())
->>> state.commit(Delta.of_rows({}, {"r": {(1,)}}), "-r(1).").lines(), state.version
+>>> state.commit(Delta.parse("-r(1)."), "-r(1).").lines(), state.version
 (['+p(1)', '-r(1)'], 1)
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .engines import Engine, Model, PythonEngine
 from .engines.violations import Violation, find_violations
-from .lang import ConstraintError, Delta, Program, Requirement, Rule, base_part
+from .lang import ConstraintError, Delta, Program, Requirement, Rule
 from .lang.ast import Aggregate
 from .lang.delta import induced_update
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .engines.lookup import ModelIndex
     from .explain import Explainer
     from .io.stores import Stores
-    from .lang.delta import Update
     from .views.subscriptions import Hub
 
 
@@ -57,6 +56,9 @@ class State:
         self._pending: tuple[dict[str, set], dict[str, set]] = ({}, {})
         self._violations: list[Violation] | None = None
         self._index: "ModelIndex | None" = None  # a ModelIndex over the python model, for view updating
+        # The tables of the last index and the (gained, lost) tuples of each commit since: the
+        # next index keeps those it can bring up to date (ModelIndex.carry), not rebuilt per commit.
+        self._carried: tuple[dict, list[tuple[dict, dict]]] | None = None
         self._python_violations: list[Violation] | None = None
         self._explainer: "Explainer | None" = None  # proofs over the current model, made on first why
         self.basis = self.fingerprint() if basis is None else basis  # of the data the database was read from
@@ -105,6 +107,10 @@ class State:
             from .engines.lookup import ModelIndex
 
             self._index = ModelIndex(model)
+            if self._carried is not None:
+                self._index.carry(*self._carried)
+                self._carried = None
+        if self._python_violations is None:
             self._python_violations = self.violations() if self.engine.name == "python" else find_violations(self.rules, model, PythonEngine())
         return self._index
 
@@ -133,29 +139,31 @@ class State:
 
     # -- the write path ---------------------------------------------------------------------------
 
-    def commit(self, delta: Delta, request: str) -> "Update":
+    def commit(self, delta: Delta, request: str) -> Delta:
         """One commit: the true changes of ``delta`` (seed 002, Def. 1; a split predicate's facts
         are ``base__p``), refused with :class:`ConstraintError` when they add a violated constraint
         instance; written to the stores (crash-safe, with the undo log and the version number in
         the same commit: :meth:`nablog.io.Stores.commit`); then the facts and models brought up to
         date and the subscribers told. Returns the induced update (seed 002, Def. 2)."""
         with self.lock:
-            real = delta.stored(self.rules.derived).real(self.facts).shown()
-            after = self._refuse_new_violations(real.by_relation())
+            derived = self.rules.derived
+            real = delta.stored(derived).real(self.facts)
+            after = self._refuse_new_violations(real)
+            checked = True
             if self.stores is not None:
-                stored = self.stores.commit(delta, request=request, basis=self.basis, version=self.version + 1)
-                if stored != real:  # the stores held other data than was read: theirs count
-                    real, after = stored, None
-            return self.changed(real.by_relation(), after)
+                written = self.stores.commit(delta, request=request, basis=self.basis, version=self.version + 1)
+                if written != real.shown():  # the stores held other data than was read: theirs count
+                    real, after, checked = written.stored(derived), None, False
+            return self.changed(real, after, checked)
 
-    def undo(self) -> "Update | None":
+    def undo(self) -> "Delta | None":
         """Undo the newest commit on the stores' undo log (:meth:`nablog.io.Stores.undo`); None
         when there is none."""
         with self.lock:
             inverse = self.stores.undo(version=self.version + 1)  # type: ignore[union-attr]
-            return None if inverse is None else self.changed(inverse.by_relation())
+            return None if inverse is None else self.changed(inverse.stored(self.rules.derived))
 
-    def refresh(self) -> "Update | None":
+    def refresh(self) -> "Delta | None":
         """Read what other clients committed to the stores (a database opened by URL) and apply it
         as a commit; None when nothing changed."""
         stores = self.stores
@@ -163,15 +171,15 @@ class State:
             if stores.fingerprint() == self.basis:  # type: ignore[union-attr]
                 return None
             basis, facts = stores.read_consistently(stores.load)  # type: ignore[union-attr]
-            changes = {}
+            gained, lost = {}, {}
             for pred in set(facts) | set(self.facts):
                 new, old = facts.get(pred, set()), self.facts.get(pred, set())
                 if new != old:
-                    changes[pred] = (new - old, old - new)
+                    gained[pred], lost[pred] = new - old, old - new
             stores.settled = basis  # type: ignore[union-attr]
-            return self.changed(changes)
+            return self.changed(Delta.of_rows(gained, lost))
 
-    def _refuse_new_violations(self, changes: dict[str, tuple[set, set]]):
+    def _refuse_new_violations(self, change: Delta):
         """Raise :class:`ConstraintError` when the change would make a ground instance of a
         constraint hold that does not hold now (a requirement that holds now would fail): the
         constraints hold at every commit, as in any database, and one already violated may stay
@@ -184,14 +192,11 @@ class State:
 
         Returns the python engine's update it computed — ``(model, gained, lost)`` after the
         change — for the commit to use, or None when there was nothing to check."""
-        if not changes or not self.rules.named_constraints():
+        if not change or not self.rules.named_constraints():
             return None
-        derived = self.rules.derived
-        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
         old = self.python_model()
-        after = PythonEngine().update(
-            self.rules, old, insert={stored(p): c[0] for p, c in changes.items()}, delete={stored(p): c[1] for p, c in changes.items()}, changes=True
-        )
+        insert, delete = change.sides()
+        after = PythonEngine().update(self.rules, old, insert=insert, delete=delete, changes=True)
         new, gained, lost = after
         engine = PythonEngine()
         whole = {name for name, c in self.rules.named_constraints() if isinstance(c, Requirement) or any(isinstance(b, Aggregate) for b in c.body)}
@@ -222,35 +227,34 @@ class State:
             )
         return after
 
-    def changed(self, changes: dict[str, tuple[set, set]], after: tuple | None = None) -> "Update":
-        """Bring facts and models up to date after a commit of ``changes`` (relation -> (inserted,
-        deleted) rows, true changes), tell the subscribers what changed in their answers, and
-        return the induced update. ``after`` is the python engine's update for these changes
-        when the commit computed it already (the constraint check): it is not computed again."""
-        insert = {p: c[0] for p, c in changes.items()}
-        delete = {p: c[1] for p, c in changes.items()}
+    def changed(self, change: Delta, after: tuple | None = None, checked: bool = False) -> Delta:
+        """Bring facts and models up to date after a commit of ``change`` (its true changes, on
+        relations as stored: ``base__p`` for a split predicate), tell the subscribers what changed
+        in their answers, and return the induced update. ``change`` is computed once per commit
+        and handed as it is to the monitors. ``after`` is the python engine's update for it when
+        the commit computed it already (the constraint check): it is not computed again.
+        ``checked``: the constraint check passed on these very changes, so no violated instance
+        was added — a state without violations keeps none, and they are not evaluated again."""
+        clean = checked and self._violations == [] and (self.engine.name == "python" or self._python_violations == [])
+        insert, delete = change.sides()
         derived = self.rules.derived
-        stored = lambda p: base_part(p) if p in derived else p  # noqa: E731
         notify = {}
         full = None
         if self.hub is not None and self.hub.subscriptions:
             # Seed 001: the differentials are computed from the state before the change.
-            notify = self.hub.differentials(
-                self.facts, {stored(p): r for p, r in insert.items()}, {stored(p): r for p, r in delete.items()}, self.python_model, self.version
-            )
+            notify = self.hub.differentials(self.facts, change, self.python_model, self.version)
             full = self.hub.derived_changes(derived)
         if full is not None:
             # A monitor computed every derived relation's change: that is the induced update, and
             # the model is brought up to date only when someone reads it (_catch_up).
-            gained = {**{stored(p): r for p, r in insert.items()}, **{p: c[0] for p, c in full.items()}}
-            lost = {**{stored(p): r for p, r in delete.items()}, **{p: c[1] for p, c in full.items()}}
+            gained = {**insert, **{p: c[0] for p, c in full.items()}}
+            lost = {**delete, **{p: c[1] for p, c in full.items()}}
             self._defer(insert, delete)
         else:
             new, gained, lost = after if after is not None else PythonEngine().update(self.rules, self.python_model(), insert=insert, delete=delete, changes=True)
             self._model = new if self.engine.name == "python" else None
             self._python_model = None if self.engine.name == "python" else new
-        for pred, (ins, dele) in changes.items():
-            key = stored(pred)
+        for key, (ins, dele) in change.by_relation().items():
             rows = self.facts.get(key)
             if not isinstance(rows, MutableSet):
                 # A read-only relation (engine columns, another model's relation): ``-=`` on it
@@ -258,14 +262,27 @@ class State:
                 rows = self.facts[key] = set(rows or ())
             rows -= dele
             rows |= ins
-        self._violations = None
+        self._violations = [] if clean else None
+        if self._index is not None and self._index.tables:
+            self._carried = (self._index.tables, [(gained, lost)])
+        elif self._carried is not None:
+            self._carried[1].append((gained, lost))
         self._index = None
-        self._python_violations = None
+        self._python_violations = [] if clean else None
         self.version += 1
         self.basis = self.fingerprint() if self.stores is None else self.stores.settled
         if notify:
             self.hub.publish(self.version, notify)  # type: ignore[union-attr]
         return induced_update(gained, lost)
+
+    def widen(self, rows: dict[str, set]) -> None:
+        """Add base rows that no store holds and that change no answer — a test's values for the
+        constants a request names (``sql/ordered.py``) — keeping the version and the basis: no
+        client's change happened."""
+        with self.lock:
+            version, basis = self.version, self.basis
+            self.changed(Delta.of_rows(rows))
+            self.version, self.basis = version, basis
 
     def _defer(self, insert: dict[str, set], delete: dict[str, set]) -> None:
         """Remember a commit's true base changes for the model (composed with earlier ones)."""

@@ -270,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_database_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--notify", action="store_true",
+                       help="over a PostgreSQL URL: install triggers that notify nablog of every commit to its tables (LISTEN/NOTIFY), "
+                            "so subscribers get other clients' changes as they commit")
     serve.add_argument("--token-file", metavar="F", help="a file holding the bearer token; when given, every request but /version needs it")
     serve.add_argument("--max-body", type=_count_argument, default=1 << 20, metavar="BYTES", help="the longest request body taken (default 1 MiB; longer: HTTP 413)")
     serve.add_argument("--read-timeout", type=_seconds_argument, default=10.0, metavar="S", help="seconds a request body may take to arrive (default 10; then HTTP 408)")

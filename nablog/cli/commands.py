@@ -144,7 +144,10 @@ def run_propose(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        proposal = _propose(db, options, parsed, on_realization=show)
+        handle = _propose(db, options, parsed, stream=True)
+        for realization in handle:  # each as soon as it is verified
+            show(realization)
+        proposal = handle.get()
     except KeyboardInterrupt:
         proposal = Proposal(parsed, "interrupted", found, f"{len(found)} realization" + ("" if len(found) == 1 else "s") + " found before the search was interrupted")
     if args.json and stream:

@@ -41,8 +41,29 @@ def run_serve(args: argparse.Namespace) -> int:
         path.chmod(0o600)
         print(f"write token in {path}", flush=True)
     limits = {"max_body": args.max_body, "read_timeout": args.read_timeout, "deadline": args.deadline, "max_deadline": args.max_deadline}
-    serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True), **limits)
+    watcher = _watch(db) if args.notify else None
+    try:
+        serve(db, args.host, args.port, token, for_reads, announce=lambda line: print(line, flush=True), **limits)
+    finally:
+        if watcher is not None:
+            watcher.stop()
     return 0
+
+
+def _watch(db):
+    """``--notify``: triggers on the database's tables, and a thread refreshing on their notifications."""
+    from ..sql.notify import Watcher, install
+
+    if not hasattr(db.stores, "relations_by_name"):
+        raise NablogError("--notify needs a database opened by its URL (postgresql://…)", hint="serve the files without --notify")
+    tables = install(db.stores)
+    watcher = Watcher(db.stores, db.refresh)
+    watcher.start()
+    watcher.listening.wait(10)
+    if watcher.error is not None:
+        raise NablogError(f"cannot listen for other clients' commits: {watcher.error}", hint="check that the server accepts another connection")
+    print(f"pushing other clients' commits to subscribers (triggers on {len(tables)} tables)", flush=True)
+    return watcher
 
 
 def _client(url: str, token: str | None):

@@ -70,14 +70,20 @@ class ConstantDictionary:
         return cls.encoding(constants)[0]
 
     @classmethod
-    def encoding(cls, constants: Iterable[Constant], int_arrays: Iterable[np.ndarray] = ()) -> tuple["ConstantDictionary", list[np.ndarray]]:
-        """The dictionary of ``constants`` and of the integers in ``int_arrays`` (int64 arrays, as
-        :func:`int_rows` reads them), and the ids of each array's values: integers are numbered in
-        bulk, by one sort of them all, not one Python object at a time.
+    def encoding(cls, constants: Iterable[Constant], int_arrays: Iterable[np.ndarray] = (), str_arrays: Iterable = ()) -> tuple["ConstantDictionary", list[np.ndarray]]:
+        """The dictionary of ``constants``, of the integers in ``int_arrays`` (int64 arrays, as
+        :func:`int_rows` reads them) and of the strings in ``str_arrays`` (pyarrow string arrays,
+        as :func:`str_array` reads them), and the ids of each array's values (the int arrays',
+        then the string arrays'): integers are numbered in bulk, by one sort of them all, and
+        strings by pyarrow (one sort of the distinct strings, UTF-8 byte order being code point
+        order, and a hash lookup per value), not one Python object at a time.
 
         >>> d, ids = ConstantDictionary.encoding(["x", 5], [np.array([7, 3, 7])])
         >>> d.values, ids[0].tolist()
         ([3, 5, 7, 'x'], [2, 0, 2])
+        >>> d, ids = ConstantDictionary.encoding(["x", 5], [], [str_array(["b", "é", "b", "a"])])
+        >>> d.values, ids[0].tolist()
+        ([5, 'a', 'b', 'x', 'é'], [2, 4, 2, 1])
         """
         unique = set(constants)
         ints = [c for c in unique if type(c) is int]
@@ -86,20 +92,26 @@ class ConstantDictionary:
             bad = next(c for c in unique if type(c) not in (int, str))
             raise TypeError(f"not a nablog constant: {bad!r} ({type(bad).__name__})")
         # Integers before strings, each in its natural order (strings by code point).
-        strs.sort()
+        texts = list(str_arrays)
+        text_ids: list[np.ndarray] = []
+        if texts:
+            strs, text_ids = _numbered_strings(strs, texts)
+        else:
+            strs.sort()
         arrays = list(int_arrays)
         if arrays:
             try:
                 given = np.asarray(ints, dtype=INT)
             except OverflowError:  # a constant of the program beyond 64 bits
-                d = cls.build(unique.union(*(a.tolist() for a in arrays)))
-                return d, [d.encode_rows([(v,) for v in a.tolist()], 1).ravel() for a in arrays]
+                d = cls.build(unique.union(*(a.tolist() for a in arrays), strs))
+                offset = bisect.bisect_left(d.values, True, key=lambda v: type(v) is str)
+                return d, [d.encode_rows([(v,) for v in a.tolist()], 1).ravel() for a in arrays] + [i + offset for i in text_ids]
             # Integers come first in the order of constants, so strings do not move their ids.
             sorted_ints, inverse = np.unique(np.concatenate([given, *arrays]), return_inverse=True)
             ends = np.cumsum([len(given)] + [len(a) for a in arrays])
-            return cls(sorted_ints.tolist() + strs, sorted_ints), [inverse[a:b] for a, b in zip(ends, ends[1:])]
+            return cls(sorted_ints.tolist() + strs, sorted_ints), [inverse[a:b] for a, b in zip(ends, ends[1:])] + [i + len(sorted_ints) for i in text_ids]
         ints.sort()
-        return cls(ints + strs), []
+        return cls(ints + strs), [i + len(ints) for i in text_ids]
 
     def int_values(self) -> np.ndarray | None:
         """The integer constants (the first ids, in order) as int64; None when one does not fit."""
@@ -277,6 +289,42 @@ class ConstantDictionary:
         if self._array is None:
             self._array = np.array(self.values, dtype=object)
         return self._array[column].tolist()
+
+
+STR_ROWS = 4096
+"""Rows of strings with at least this many values are numbered by pyarrow (:func:`str_array`)."""
+
+
+def str_array(values: list):
+    """``values`` as one pyarrow string array when every one is a Python ``str`` that UTF-8
+    encodes (no lone surrogate); None otherwise (number them one at a time).
+
+    >>> str_array(["a", "b"]).to_pylist(), str_array(["a", 1]), str_array(["\\ud800"])
+    (['a', 'b'], None, None)
+    """
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, pa.large_string())
+    except (pa.ArrowException, TypeError, ValueError, UnicodeError):
+        return None
+
+
+def _numbered_strings(strs: list[str], arrays: list) -> tuple[list[str], list[np.ndarray]]:
+    """The sorted distinct strings of ``strs`` and of the pyarrow ``arrays``, and each array's
+    positions among them: one hash pass numbers the values in order of appearance
+    (``dictionary_encode``), one sort of the distinct ones ranks them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pa.concat_arrays([pa.array(strs, pa.large_string()), *arrays]))
+    distinct = encoded.dictionary
+    order = pc.sort_indices(distinct).to_numpy()
+    rank = np.empty(len(order), INT)
+    rank[order] = np.arange(len(order), dtype=INT)
+    ids = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    ends = np.cumsum([len(strs)] + [len(a) for a in arrays])
+    return distinct.take(order).to_pylist(), [ids[a:b] for a, b in zip(ends, ends[1:])]
 
 
 def int_rows(rows: Set | list | tuple, arity: int | None = None) -> np.ndarray | None:

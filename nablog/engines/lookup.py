@@ -38,6 +38,20 @@ class ModelIndex:
         # values, say): the model never changes, so they are built once and kept with it.
         self.tables: dict = {}
 
+    def carry(self, tables: Mapping, commits: list[tuple[Mapping[str, Set], Mapping[str, Set]]]) -> None:
+        """Keep the tables of an earlier state, brought up to this model through the commits
+        since (each commit's gained and lost tuples, in order) instead of built again: a table
+        with a ``maintained(gained, lost)`` method gives the table of the state after one commit
+        (None: build it again when asked); any other table is dropped."""
+        for key, table in tables.items():
+            for gained, lost in commits:
+                maintained = getattr(table, "maintained", None)
+                table = None if maintained is None else maintained(gained, lost)
+                if table is None:
+                    break
+            if table is not None:
+                self.tables[key] = table
+
     def contains(self, pred: str, row: tuple) -> bool:
         rel = self.model.get(pred)
         return rel is not None and row in rel

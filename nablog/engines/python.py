@@ -39,6 +39,7 @@ from . import compute, groups
 from .algebra import difference, intersection, restricted, union_disjoint
 from .base import Model, Prepared, prepare, relation_arity
 from .columns import Columns
+from .dictionary import STR_ROWS, str_array
 from .encoding import ConstantDictionary, EncodedRelation, int_rows
 from .evaluator import Evaluator, rules_of
 from .plan import ComponentPlan, component_plans
@@ -222,6 +223,7 @@ class PythonEngine:
         constants = set(prepared.program.constants())
         existing = {r.dictionary for r in encoded if isinstance(r, EncodedRelation)}
         arrays: dict[int, tuple[Iterable[tuple], np.ndarray]] = {}
+        texts: dict[int, tuple[Iterable[tuple], tuple[object, int]]] = {}  # rows of strings, as pyarrow arrays
         for rows in relations:
             if not isinstance(rows, EncodedRelation):
                 if existing:
@@ -231,6 +233,11 @@ class PythonEngine:
                     array = np.stack(ints, axis=1) if ints is not None else None
                 else:
                     array = int_rows(rows) if isinstance(rows, (set, frozenset)) else None
+                if array is None and not existing:
+                    text = _string_rows(rows)
+                    if text is not None:
+                        texts[id(rows)] = (rows, text)
+                        continue
                 if array is None:
                     constants.update(itertools.chain.from_iterable(rows))
                 else:
@@ -241,10 +248,26 @@ class PythonEngine:
             return Evaluator(extended, prepared.arities, None if extended is d else (d, remap))
         for d in existing:
             constants.update(d.values)
-        d, ids = ConstantDictionary.encoding(constants, [a.ravel() for _, a in arrays.values()])
+        d, ids = ConstantDictionary.encoding(constants, [a.ravel() for _, a in arrays.values()], [t for _, (t, _) in texts.values()])
         evaluator = Evaluator(d, prepared.arities)
         evaluator.int_rows = {key: (rows, i.reshape(a.shape)) for (key, (rows, a)), i in zip(arrays.items(), ids)}
+        evaluator.int_rows.update({key: (rows, i.reshape(-1, arity)) for (key, (rows, (_, arity))), i in zip(texts.items(), ids[len(arrays) :])})
         return evaluator
+
+
+def _string_rows(rows) -> tuple[object, int] | None:
+    """Rows whose every value is a string, as one pyarrow array of their values row by row and
+    the arity, when there are enough of them to number in bulk (:data:`STR_ROWS`); else None."""
+    if not isinstance(rows, (set, frozenset)) or not rows:
+        return None
+    arity = len(next(iter(rows)))
+    if not arity or len(rows) * arity < STR_ROWS:
+        return None
+    flat = list(itertools.chain.from_iterable(rows))
+    if len(flat) != len(rows) * arity:
+        return None  # rows of several widths: the general path reports them
+    array = str_array(flat)
+    return None if array is None else (array, arity)
 
 
 def _reporter(progress: Callable[[str], None], label: str) -> Callable[[int, int], None]:

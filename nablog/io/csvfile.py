@@ -5,6 +5,10 @@ Reading
     with ``"`` quoting as the :mod:`csv` module reads it (strict: text after a closing quote is
     an error). Blank lines are skipped. Rows are numbered by the line they start on, the header
     being row 1, so "row 7" is line 7 in an editor.
+    A text without ``"``, carriage returns or NUL characters (most data) is read in bulk by
+    pyarrow's CSV reader and typed column by column (:func:`_read_plain`, issue 29: 1e6 rows
+    in 1.3-1.7 s of CPU instead of 3.4-4.7 s); it reads the same rows as the :mod:`csv` module would, and any
+    other text, a record of another width, or a rewrite's read takes the general path.
 
 Values
     An *unquoted* field that is an integer and prints back the same (``str(int(s)) == s``:
@@ -131,6 +135,10 @@ def read_csv(path: Path, header: bool | None = None, layout: bool = False) -> Cs
         text = text[1:]
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+    if not layout and not any(c in text for c in _SLOW):
+        table = _read_plain(path, text, header, bom)
+        if table is not None:
+            return table
     lines: list[tuple[tuple | None, str]] | None = [] if layout else None
     records = _records(path, text, lines)
     first = next(records, None)
@@ -151,6 +159,67 @@ def read_csv(path: Path, header: bool | None = None, layout: bool = False) -> Cs
             raise _width_error(path, rec, width, header_fields is not None)
         rows.add(tuple(rec.values))
     return CsvTable(rows, header_fields, width, newline, bom, lines)
+
+
+_SLOW = '"\r\x00'
+"""A text holding none of these characters is read in bulk (:func:`_read_plain`)."""
+
+
+def _read_plain(path: Path, text: str, header: bool | None, bom: bool) -> CsvTable | None:
+    """:func:`read_csv` of a text without quotes, carriage returns or NUL characters, in bulk:
+    each non-empty line is a record and each comma separates two fields, exactly as the :mod:`csv`
+    module reads such a text; pyarrow's CSV reader splits it (no quoting, every field a string)
+    and fields are typed column by column (an unquoted field is an integer when it matches the
+    rule of :func:`text_to_constant`). The header rule reads the first records as the general
+    path does. None when a record's width differs from the first one's (the general path then
+    names the row)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    head = []
+    for line in text.split("\n", 2 * HEADER_SAMPLE + 2)[: 2 * HEADER_SAMPLE + 2]:
+        if line:
+            head.append(line)
+            if len(head) > HEADER_SAMPLE:
+                break
+    if not head:
+        return CsvTable(set(), None, None, "\n", bom)
+    sample = [_Record(0, [text_to_constant(f) for f in fields], fields, line) for line in head for fields in [line.split(",")]]
+    first = sample[0]
+    width = len(first.values)
+    if header is None:
+        header = _detect_header(first, [r for r in sample[1:] if len(r.values) == width])
+    names = [f"c{j}" for j in range(width)]
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(text.encode("utf-8")),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(quote_char=False, escape_char=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.large_string() for n in names}, strings_can_be_null=False, null_values=[], quoted_strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid:  # a record of another width: the general path names it
+        return None
+    table = table.slice(1) if header else table
+    columns = [_typed(table.column(j).combine_chunks()) for j in range(width)]
+    return CsvTable(set(zip(*columns)), list(first.texts) if header else None, width, "\n", bom)
+
+
+def _typed(column) -> list[Constant]:
+    """The constants of a column of unquoted fields (see :func:`text_to_constant`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.to_pylist()
+    ints = pc.match_substring_regex(column, r"^(?:0|-?[1-9][0-9]*)$")
+    if not pc.any(ints).as_py():
+        return values
+    at = pc.indices_nonzero(ints)
+    digits = column.take(at)
+    if pc.max(pc.utf8_length(digits)).as_py() > 18:  # past int64: one at a time, as written
+        return [text_to_constant(v) for v in values]
+    for i, v in zip(at.to_pylist(), pc.cast(digits, pa.int64()).to_pylist()):
+        values[i] = v
+    return values
 
 
 def _detect_header(first: _Record, sample: list[_Record]) -> bool:

@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Set
-from dataclasses import dataclass, field
 from typing import Callable
 
 from .ast import Atom, Constant, constant_sort_key, row_sort_key
@@ -43,26 +42,41 @@ def _atom_key(signed: tuple[str, Atom]) -> tuple:
     return (sign == "-", atom.pred, row_sort_key(atom.args))
 
 
-@dataclass(frozen=True)
+_EMPTY: frozenset = frozenset()
+
+KEPT_EFFECTS = 1_000
+"""A delta computed later (:meth:`Delta.later`, a realization's side effects) of at most this many
+atoms is kept once computed; a larger one is counted, and computed whenever asked for."""
+
+
 class Delta:
     """Ground atoms to make true (``insert``) and false (``delete``); no atom in both.
 
     Build one from atoms, with :meth:`parse`, :meth:`from_json`, or :meth:`of_rows` (relation
     name to rows). Deltas are values: equal when their sets are, hashable, immutable.
 
+    A delta is held in the form it was made in, and each form is read without building the
+    others: atoms; rows per relation (:meth:`of_rows` — a commit's change, read as rows by the
+    stores, the constraint check, the monitors and the model: :meth:`rows`, :meth:`by_relation`);
+    relations as the engine gives them, not copied (:meth:`of_relations` — an induced update,
+    seed 002 Def. 2, of a million tuples costs no Python object until its atoms are asked for;
+    :meth:`count` and ``len`` never make them); or a function computing it when first asked
+    (:meth:`later` — a realization's side effects: kept once computed when it has at most
+    :data:`KEPT_EFFECTS` atoms, else computed again each time, so that printing every realization
+    of a proposal holds one realization's side effects at a time).
+
     >>> Delta.of_rows({"e": {(1, 2)}}, {"e": {(2, 3)}}).lines()
     ['+e(1, 2)', '-e(2, 3)']
+    >>> Delta.of_rows({"e": {(1, 2)}}) == Delta.parse("+e(1, 2).")
+    True
     """
 
-    insert: frozenset[Atom] = field(default_factory=frozenset)
-    delete: frozenset[Atom] = field(default_factory=frozenset)
+    __slots__ = ("_insert", "_delete", "_rows", "_omit", "_later", "_counts")
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.insert, frozenset):
-            object.__setattr__(self, "insert", frozenset(self.insert))
-        if not isinstance(self.delete, frozenset):
-            object.__setattr__(self, "delete", frozenset(self.delete))
-        both = self.insert & self.delete
+    def __init__(self, insert: Iterable[Atom] = _EMPTY, delete: Iterable[Atom] = _EMPTY) -> None:
+        insert = insert if isinstance(insert, frozenset) else frozenset(insert)
+        delete = delete if isinstance(delete, frozenset) else frozenset(delete)
+        both = insert & delete
         if both:
             atom = min(both, key=lambda a: (a.pred, row_sort_key(a.args)))
             raise QueryError(
@@ -70,16 +84,73 @@ class Delta:
                 atom.loc,
                 "a fact cannot be made true and false at once; drop one of the two",
             )
+        _fill(self, insert, delete, None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a Delta is a value: build a new one")
+
+    def __reduce__(self):
+        known = self._known()
+        if known._rows is not None:
+            return (Delta._of_held, (known._relations(),))
+        return (Delta, (known._insert, known._delete))
 
     # -- building -------------------------------------------------------------------------------
 
     @classmethod
     def of_rows(cls, insert: Mapping[str, Iterable[tuple]] = {}, delete: Mapping[str, Iterable[tuple]] = {}) -> "Delta":
-        """The delta inserting and deleting the given rows, relation name to rows."""
-        return cls(
-            frozenset(Atom(p, tuple(r)) for p, rows in insert.items() for r in rows),
-            frozenset(Atom(p, tuple(r)) for p, rows in delete.items() for r in rows),
-        )
+        """The delta inserting and deleting the given rows, relation name to rows (held as rows)."""
+        rows: dict[str, tuple[frozenset, frozenset]] = {}
+        for p, r in insert.items():
+            ins = r if isinstance(r, frozenset) else frozenset(map(tuple, r))
+            if ins:
+                rows[p] = (ins, _EMPTY)
+        for p, r in delete.items():
+            dele = r if isinstance(r, frozenset) else frozenset(map(tuple, r))
+            if dele:
+                ins = rows.get(p, (_EMPTY,))[0]
+                both = ins & dele
+                if both:
+                    raise QueryError(
+                        f"a change both inserts and deletes {Atom(p, min(both, key=row_sort_key))}",
+                        None,
+                        "a fact cannot be made true and false at once; drop one of the two",
+                    )
+                rows[p] = (ins, dele)
+        return cls._of_held(dict(sorted(rows.items())))
+
+    @classmethod
+    def of_relations(cls, gained: Mapping[str, Set], lost: Mapping[str, Set], omit: Iterable[tuple] = ()) -> "Delta":
+        """The delta of the rows relations ``gained`` and ``lost`` (relation name to a set of rows
+        each, disjoint: as the python engine reports an update), held as they are, without the
+        ``(pred, row)`` pairs of ``omit`` (which leaves the relations uncopied).
+
+        >>> effects = Delta.of_relations({"p": {(1,), (2,)}}, {"q": {(3,)}}, omit=[("p", (1,))])
+        >>> effects.count(), effects.lines()
+        ((1, 1), ['+p(2)', '-q(3)'])
+        """
+        rows = {p: (gained.get(p, _EMPTY), lost.get(p, _EMPTY)) for p in sorted(set(gained) | set(lost))}
+        delta = cls._of_held({p: c for p, c in rows.items() if len(c[0]) or len(c[1])})
+        if omit:
+            object.__setattr__(delta, "_omit", frozenset(omit))
+        return delta
+
+    @classmethod
+    def later(cls, compute: Callable[[], "Delta"], counts: tuple[int, int] | None = None) -> "Delta":
+        """The delta ``compute()`` gives, computed when first asked for; ``counts`` (atoms
+        inserted, deleted), when given, answer :meth:`count`, ``len`` and ``bool`` without it."""
+        delta = cls._of_held({})
+        object.__setattr__(delta, "_later", compute)
+        object.__setattr__(delta, "_counts", counts)
+        return delta
+
+    @classmethod
+    def _of_held(cls, rows: dict[str, tuple]) -> "Delta":
+        """A delta holding ``rows`` (relation name to non-empty (inserted, deleted) rows, sorted by
+        name, no row in both) as they are."""
+        delta = cls.__new__(cls)
+        _fill(delta, None, None, rows)
+        return delta
 
     @classmethod
     def parse(cls, text: str, source: str = "<request>") -> "Delta":
@@ -108,12 +179,136 @@ class Delta:
             {p: [tuple(r) for r in c.get("delete", ())] for p, c in data.items()},
         )
 
+    # -- the forms it is held in ----------------------------------------------------------------
+
+    @property
+    def computed(self) -> bool:
+        """Whether the delta is held (not computed when asked for: :meth:`later`)."""
+        return self._later is None
+
+    def _known(self) -> "Delta":
+        """This delta when it is held, else the delta ``later`` computes (then held, if small)."""
+        later = self._later
+        if later is None:
+            return self
+        done = later()._known()
+        counts = done.count()
+        if sum(counts) > KEPT_EFFECTS:
+            # Not kept: its counts are, so that ``bool`` before ``lines()`` (how every printer
+            # asks) computes it once, not twice.
+            object.__setattr__(self, "_counts", counts)
+        else:
+            # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
+            # threads asking at once compute the same delta twice, which is harmless.
+            _fill(self, done._insert, done._delete, done._rows, done._omit)
+            object.__setattr__(self, "_later", None)
+        return done
+
+    def _relations(self) -> dict[str, tuple[Set, Set]]:
+        """Relation name to (rows inserted, rows deleted), relations with a change only, by name
+        (the omitted rows left out: those relations copied once)."""
+        known = self._known()
+        if known._rows is None:
+            out: dict[str, tuple[set, set]] = {}
+            for a in known._insert:
+                out.setdefault(a.pred, (set(), set()))[0].add(tuple(a.args))
+            for a in known._delete:
+                out.setdefault(a.pred, (set(), set()))[1].add(tuple(a.args))
+            object.__setattr__(known, "_rows", {p: (frozenset(i), frozenset(d)) for p, (i, d) in sorted(out.items())})
+        elif known._omit:
+            omit = known._omit
+            rows = {}
+            for p, (i, d) in known._rows.items():
+                if any(o[0] == p for o in omit):
+                    i, d = frozenset(r for r in i if (p, r) not in omit), frozenset(r for r in d if (p, r) not in omit)
+                if i or d:
+                    rows[p] = (i, d)
+            object.__setattr__(known, "_rows", rows)
+            object.__setattr__(known, "_omit", _EMPTY)
+        return known._rows
+
+    def _ordered(self, sign: int) -> list[Atom]:
+        """The inserted (``sign`` 0) or deleted (1) atoms in the order of :meth:`atoms`, made from
+        held relations without sorting what is in order already (columnar relations)."""
+        known = self._known()
+        if known._rows is None:
+            return [a for s, a in known.atoms() if (s == "-") == bool(sign)]
+        out = []
+        omit = known._omit
+        for pred, changes in known._rows.items():
+            rows = changes[sign]
+            ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=row_sort_key)
+            if omit and any(o[0] == pred for o in omit):
+                ordered = [row for row in ordered if (pred, row) not in omit]
+            out.extend(Atom(pred, tuple(row)) for row in ordered)
+        return out
+
+    @property
+    def insert(self) -> frozenset[Atom]:
+        """The atoms made true."""
+        return self._atom_set(0)
+
+    @property
+    def delete(self) -> frozenset[Atom]:
+        """The atoms made false."""
+        return self._atom_set(1)
+
+    def _atom_set(self, sign: int) -> frozenset[Atom]:
+        known = self._known()
+        name = ("_insert", "_delete")[sign]
+        if getattr(known, name) is None:
+            object.__setattr__(known, name, frozenset(known._ordered(sign)))
+        return getattr(known, name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Delta):
+            return NotImplemented
+        mine, theirs = self._known(), other._known()
+        if mine._rows is None and theirs._rows is None:
+            return mine._insert == theirs._insert and mine._delete == theirs._delete
+        return _frozen(mine._relations()) == _frozen(theirs._relations())
+
+    def __hash__(self) -> int:
+        return hash(frozenset(_frozen(self._relations()).items()))
+
+    def __repr__(self) -> str:
+        if self._later is not None and self._counts is None:
+            return "Delta(not computed)"
+        plus, minus = self.count()
+        if self._later is None and plus + minus <= 20:
+            return f"Delta.parse({str(self)!r})"
+        return f"Delta(+{plus}, -{minus})"
+
     # -- reading --------------------------------------------------------------------------------
+
+    def count(self, pred: str | None = None) -> tuple[int, int]:
+        """How many atoms (of ``pred``, or of every predicate) are inserted and deleted."""
+        if self._later is not None:
+            if pred is None and self._counts is not None:
+                return self._counts
+            return self._known().count(pred)
+        if self._rows is None:
+            return (sum(1 for a in self._insert if pred is None or a.pred == pred), sum(1 for a in self._delete if pred is None or a.pred == pred))
+        counts = [0, 0]
+        for p, changes in self._rows.items():
+            if pred is None or p == pred:
+                for sign in (0, 1):
+                    counts[sign] += len(changes[sign]) - sum(1 for q, row in self._omit if q == p and row in changes[sign])
+        return counts[0], counts[1]
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __len__(self) -> int:
+        return sum(self.count())
 
     def atoms(self) -> list[tuple[str, Atom]]:
         """``("+", atom)`` and ``("-", atom)`` pairs: insertions first, then by predicate and
         arguments in the order of constants."""
-        signed = [("+", a) for a in self.insert] + [("-", a) for a in self.delete]
+        known = self._known()
+        if known._rows is not None:
+            return [("+", a) for a in known._ordered(0)] + [("-", a) for a in known._ordered(1)]
+        signed = [("+", a) for a in known._insert] + [("-", a) for a in known._delete]
         return sorted(signed, key=_atom_key)
 
     def lines(self) -> list[str]:
@@ -123,28 +318,35 @@ class Delta:
     def __str__(self) -> str:
         return " ".join(f"{line}." for line in self.lines())
 
-    def __bool__(self) -> bool:
-        return bool(self.insert or self.delete)
-
-    def __len__(self) -> int:
-        return len(self.insert) + len(self.delete)
-
     @property
     def predicates(self) -> set[str]:
-        return {a.pred for a in self.insert} | {a.pred for a in self.delete}
+        return set(self._relations())
+
+    def rows(self, relation: str) -> tuple[Set, Set]:
+        """The rows inserted into and deleted from ``relation`` (empty when it does not change).
+
+        >>> Delta.parse("+e(1, 2). -e(3, 4).").rows("e")
+        (frozenset({(1, 2)}), frozenset({(3, 4)}))
+        """
+        return self._relations().get(relation, (_EMPTY, _EMPTY))
 
     def by_relation(self) -> dict[str, tuple[Rows, Rows]]:
-        """Relation name to (rows inserted, rows deleted).
+        """Relation name to (rows inserted, rows deleted), sorted by name: sets of the caller's own.
 
         >>> Delta.parse("+e(1, 2). -e(3, 4). +f(a).").by_relation()
         {'e': ({(1, 2)}, {(3, 4)}), 'f': ({('a',)}, set())}
         """
-        out: dict[str, tuple[Rows, Rows]] = {}
-        for a in self.insert:
-            out.setdefault(a.pred, (set(), set()))[0].add(tuple(a.args))
-        for a in self.delete:
-            out.setdefault(a.pred, (set(), set()))[1].add(tuple(a.args))
-        return dict(sorted(out.items()))
+        return {p: (set(i), set(d)) for p, (i, d) in self._relations().items()}
+
+    def sides(self) -> tuple[dict[str, Rows], dict[str, Rows]]:
+        """The rows inserted and the rows deleted, each relation name to a set of the caller's
+        own (as engines take a change: ``update(..., insert=, delete=)``).
+
+        >>> Delta.parse("+e(1, 2). -e(3, 4). +f(a).").sides()
+        ({'e': {(1, 2)}, 'f': {('a',)}}, {'e': {(3, 4)}, 'f': set()})
+        """
+        rows = self.by_relation()
+        return {p: c[0] for p, c in rows.items()}, {p: c[1] for p, c in rows.items()}
 
     def to_json(self) -> dict:
         """``{"insert": [atom text...], "delete": [...]}``, in the order of :meth:`atoms`."""
@@ -165,9 +367,18 @@ class Delta:
 
     # -- operations -----------------------------------------------------------------------------
 
+    def _rows_form(self) -> dict[str, tuple[Set, Set]] | None:
+        """The rows per relation when the delta is held as rows (its operations then keep to
+        rows, making no atom), else None."""
+        known = self._known()
+        return known._relations() if known._rows is not None else None
+
     def inverse(self) -> "Delta":
         """¬U (seed 004, Def. 2.2): insertions become deletions and deletions insertions; applied
         after this delta's real changes, it restores the facts as they were."""
+        rows = self._rows_form()
+        if rows is not None:
+            return Delta._of_held({p: (d, i) for p, (i, d) in rows.items()})
         return Delta(self.delete, self.insert)
 
     def compose(self, other: "Delta") -> "Delta":
@@ -176,6 +387,15 @@ class Delta:
         >>> print(Delta.parse("+p(1). -q(2).").compose(Delta.parse("+q(2). +r(3).")))
         +p(1). +r(3).
         """
+        if self._rows_form() is not None or other._rows_form() is not None:
+            mine, theirs = self._relations(), other._relations()
+            out = {}
+            for p in mine.keys() | theirs.keys():
+                (i1, d1), (i2, d2) = mine.get(p, (_EMPTY, _EMPTY)), theirs.get(p, (_EMPTY, _EMPTY))
+                ins, dele = i1 | i2, d1 | d2
+                if ins - dele or dele - ins:
+                    out[p] = (ins - dele, dele - ins)
+            return Delta._of_held(dict(sorted(out.items())))
         ins = self.insert | other.insert
         dele = self.delete | other.delete
         return Delta(ins - dele, dele - ins)
@@ -204,6 +424,13 @@ class Delta:
         >>> Delta.parse("+e(1). +e(2). -e(3). -e(4).").real({"e": {(1,), (3,)}}).lines()
         ['+e(2)', '-e(3)']
         """
+        rows = self._rows_form()
+        if rows is not None:
+            return Delta.of_rows(
+                {p: frozenset(r for r in i if r not in facts.get(p, ())) for p, (i, _) in rows.items()},
+                {p: frozenset(r for r in d if r in facts.get(p, ())) for p, (_, d) in rows.items()},
+            )
+
         def stored(a: Atom) -> bool:
             return tuple(a.args) in facts.get(a.pred, ())
 
@@ -226,6 +453,9 @@ class Delta:
         +base__p(1). +e(2).
         """
         split = set(derived)
+        rows = self._rows_form()
+        if rows is not None:
+            return _renamed(rows, lambda p: SPLIT_PREFIX + p if p in split else p)
 
         def rename(a: Atom) -> Atom:
             return Atom(SPLIT_PREFIX + a.pred, a.args, a.loc) if a.pred in split else a
@@ -238,155 +468,13 @@ class Delta:
         >>> print(Delta.parse("+base__p(1). +e(2).").shown())
         +e(2). +p(1).
         """
+        rows = self._rows_form()
+        if rows is not None:
+            return _renamed(rows, shown_name)
         return Delta(frozenset(map(shown_atom, self.insert)), frozenset(map(shown_atom, self.delete)))
 
 
-KEPT_EFFECTS = 1_000
-"""A realization's side effects of at most this many atoms are kept; larger ones are counted,
-and computed whenever asked for, without being kept (:meth:`Verifier.effects`)."""
-
-
-class Update:
-    """Ground atoms that appear (``insert``) and disappear (``delete``), sorted.
-
-    Built from atoms, or lazily from relations (``gained``/``lost``: predicate to tuples, as the
-    python engine reports an induced update), so that a million-tuple update costs no Python
-    objects until its atoms are asked for; ``count`` and ``len`` never build them. ``omit`` names
-    ``(pred, row)`` pairs of those relations that are not part of the update (a request's own
-    atoms, which are not its side effects), so that leaving them out copies no relation.
-
-    With ``later``, a function returning the update, nothing is computed until it is asked for;
-    ``counts``, when given with it, answers ``count()``, ``len`` and ``bool`` without computing
-    it. What ``later`` returns is kept when it has at most :data:`KEPT_EFFECTS` atoms (then
-    ``computed`` is true); a larger update is computed again each time it is asked for, so that
-    printing every realization of a proposal holds one realization's side effects at a time.
-    ``lines()``, ``to_json()`` and ``delta`` compute it once for both of their halves.
-    """
-
-    def __init__(
-        self,
-        insert: Iterable[Atom] = (),
-        delete: Iterable[Atom] = (),
-        *,
-        gained=None,
-        lost=None,
-        omit: Iterable[tuple] = (),
-        later: Callable[[], "Update"] | None = None,
-        counts: tuple[int, int] | None = None,
-    ):
-        self._insert = tuple(insert) if gained is None else None
-        self._delete = tuple(delete) if lost is None else None
-        self._gained = gained or {}
-        self._lost = lost or {}
-        self._omit = frozenset(omit)
-        self._later = later
-        self._counts = counts
-
-    @property
-    def computed(self) -> bool:
-        """Whether the update is held (not computed when asked for)."""
-        return self._later is None
-
-    def _known(self) -> "Update":
-        """This update when it is held, else the update ``later`` computes (held if small)."""
-        later = self._later
-        if later is None:
-            return self
-        done = later()._known()
-        counts = done.count()
-        if sum(counts) > KEPT_EFFECTS:
-            # Not kept: its counts are, so that ``bool`` before ``lines()`` (how every printer
-            # asks) computes it once, not twice.
-            self._counts = counts
-        else:
-            # Fields first, ``_later`` last: a thread that sees it cleared sees them all; two
-            # threads asking at once compute the same update twice, which is harmless.
-            self._insert, self._delete, self._gained, self._lost, self._omit = done._insert, done._delete, done._gained, done._lost, done._omit
-            self._later = None
-        return done
-
-    def _atoms(self, relations: Mapping[str, Set]) -> tuple[Atom, ...]:
-        out = []
-        omit = self._omit
-        for pred in sorted(relations):
-            rows = relations[pred]
-            # Columnar relations iterate in the order of constants already.
-            ordered = rows if hasattr(rows, "dictionary") else sorted(rows, key=lambda r: tuple(constant_sort_key(v) for v in r))
-            shown = shown_name(pred)
-            if any(o[0] == pred for o in omit):
-                ordered = [row for row in ordered if (pred, row) not in omit]
-            out.extend(Atom(shown, row) for row in ordered)
-        return tuple(out)
-
-    @property
-    def insert(self) -> tuple[Atom, ...]:
-        known = self._known()
-        if known._insert is None:
-            known._insert = known._atoms(known._gained)
-        return known._insert
-
-    @property
-    def delete(self) -> tuple[Atom, ...]:
-        known = self._known()
-        if known._delete is None:
-            known._delete = known._atoms(known._lost)
-        return known._delete
-
-    def count(self, pred: str | None = None) -> tuple[int, int]:
-        """How many atoms (of ``pred``, or of every predicate) appear and disappear."""
-        if self._later is not None:
-            if pred is None and self._counts is not None:
-                return self._counts
-            return self._known().count(pred)
-
-        def size(atoms, relations):
-            if atoms is not None:
-                return sum(1 for a in atoms if pred is None or a.pred == pred)
-            return sum(len(rows) for p, rows in relations.items() if pred is None or p == pred) - sum(
-                1 for p, row in self._omit if (pred is None or p == pred) and row in relations.get(p, ())
-            )
-
-        return size(self._insert, self._gained), size(self._delete, self._lost)
-
-    def __bool__(self) -> bool:
-        return len(self) > 0
-
-    def __len__(self) -> int:
-        return sum(self.count())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Update):
-            return False
-        mine, theirs = self._known(), other._known()
-        return (mine.insert, mine.delete) == (theirs.insert, theirs.delete)
-
-    def __hash__(self) -> int:
-        known = self._known()
-        return hash((known.insert, known.delete))
-
-    def __repr__(self) -> str:
-        if self._later is not None and self._counts is None:
-            return "Update(not computed)"
-        plus, minus = self.count()
-        return f"Update(+{plus}, -{minus})"
-
-    def to_json(self) -> dict:
-        known = self._known()
-        return {"insert": [str(a) for a in known.insert], "delete": [str(a) for a in known.delete]}
-
-    def lines(self) -> list[str]:
-        known = self._known()
-        return [f"+{a}" for a in known.insert] + [f"-{a}" for a in known.delete]
-
-    @property
-    def delta(self) -> Delta:
-        """The same change as a :class:`~nablog.lang.Delta`."""
-        known = self._known()
-        return Delta(frozenset(known.insert), frozenset(known.delete))
-
-
-
-def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None, omit: Iterable[tuple] = ()) -> Update:
+def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: Iterable[str] | None = None, omit: Iterable[tuple] = ()) -> Delta:
     """Seed 002, Def. 2, from what each relation gained and lost: over ``preds`` (default every
     relation but internal ones), without the ``(pred, row)`` pairs of ``omit``."""
     keep = set(preds) if preds is not None else set(gained) | set(lost)
@@ -395,11 +483,35 @@ def induced_update(gained: Mapping[str, Set], lost: Mapping[str, Set], preds: It
         # The stored facts of a split predicate `p` (in `base__p`) show in the view `p` itself.
         return pred in keep and not pred.startswith((VIOLATION_PREFIX, SPLIT_PREFIX))
 
-    return Update(
-        gained={p: rows for p, rows in gained.items() if shown(p) and len(rows)},
-        lost={p: rows for p, rows in lost.items() if shown(p) and len(rows)},
-        omit=omit,
+    return Delta.of_relations(
+        {p: rows for p, rows in gained.items() if shown(p) and len(rows)},
+        {p: rows for p, rows in lost.items() if shown(p) and len(rows)},
+        omit,
     )
+
+
+def _fill(delta: Delta, insert, delete, rows, omit: frozenset = _EMPTY) -> None:
+    object.__setattr__(delta, "_insert", insert)
+    object.__setattr__(delta, "_delete", delete)
+    object.__setattr__(delta, "_rows", rows)
+    object.__setattr__(delta, "_omit", omit)
+    object.__setattr__(delta, "_later", None)
+    object.__setattr__(delta, "_counts", None)
+
+
+def _frozen(rows: Mapping[str, tuple[Set, Set]]) -> dict[str, tuple[frozenset, frozenset]]:
+    return {p: (i if isinstance(i, frozenset) else frozenset(i), d if isinstance(d, frozenset) else frozenset(d)) for p, (i, d) in rows.items()}
+
+
+def _renamed(rows: Mapping[str, tuple[Set, Set]], rename: Callable[[str], str]) -> Delta:
+    """The delta of ``rows`` with each relation renamed (relations meeting under one name merged)."""
+    out: dict[str, tuple[Set, Set]] = {}
+    for p, (i, d) in rows.items():
+        name = rename(p)
+        if name in out:
+            i, d = frozenset(out[name][0]) | frozenset(i), frozenset(out[name][1]) | frozenset(d)
+        out[name] = (i, d)
+    return Delta._of_held(dict(sorted(out.items())))
 
 
 def substitute_atom(atom: Atom, values: Mapping[str, Constant]) -> Atom:
@@ -499,4 +611,4 @@ def _loc(source: Source, pos: int) -> Loc:
     return Loc(source, line, column)
 
 
-__all__ = ["KEPT_EFFECTS", "SPLIT_PREFIX", "VIOLATION_PREFIX", "Delta", "Update", "induced_update", "shown_atom", "shown_name", "substitute_atom"]
+__all__ = ["KEPT_EFFECTS", "SPLIT_PREFIX", "VIOLATION_PREFIX", "Delta", "induced_update", "shown_atom", "shown_name", "substitute_atom"]

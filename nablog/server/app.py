@@ -266,18 +266,28 @@ class Server:
         # nothing waits for it, and it is killed when its client leaves or its deadline passes.
         # The JSON is built there too: it computes the side effects a realization left to be
         # computed when asked (solver.realization.Verifier.effects), seconds of work.
-        search = await anyio.to_thread.run_sync(self.db.apart, lambda db, send: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()))
+        answer, refused = await self._apart(request, lambda db, send: (db.version, db.propose(text, limit=limit, timeout=seconds).to_json()), seconds)
+        if refused is not None:
+            return refused
+        version, proposal = answer
+        return JSONResponse({"version": version, **proposal})
+
+    async def _apart(self, request: Request, work, seconds: float) -> tuple[object, Response | None]:
+        """``work(db, send)`` run in a child process on the state of this version
+        (:meth:`Database.apart`), holding no lock: its value, or the response saying why there is
+        none — the client left (the child is killed at once), or ``seconds`` and
+        :data:`PROPOSE_GRACE` passed (killed then)."""
+        search = await anyio.to_thread.run_sync(self.db.apart, work)
         try:
             async with contextlib.aclosing(followed(search, seconds + PROPOSE_GRACE, request.is_disconnected)) as updates:
                 async for kind, _ in updates:
                     if kind == "left":
-                        return _bad("the client left", "nobody reads this", 499)
+                        return None, _bad("the client left", "nobody reads this", 499)
                     if kind == "late":
-                        return _bad(f"the proposal did not end within {seconds + PROPOSE_GRACE:g} s", "ask for a shorter timeout or fewer realizations (limit)", 503)
-            version, proposal = search.result()
+                        return None, _bad(f"the proposal did not end within {seconds + PROPOSE_GRACE:g} s", "ask for a shorter timeout or fewer realizations (limit)", 503)
+            return search.result(), None
         finally:
             search.cancel()
-        return JSONResponse({"version": version, **proposal})
 
     async def apply(self, request: Request) -> Response:
         if not self.authorized(request, write=True):
@@ -286,23 +296,38 @@ class Server:
         if not isinstance(body, dict) or not isinstance(body.get("request"), str) or not isinstance(body.get("pick", 1), int):
             return _bad("apply needs 'request' (text) and 'pick' (a realization's number, from 1)", '{"request": "+p(1).", "pick": 1, "version": 3}')
 
-        def run():
+        text, pick, limit = body["request"], body.get("pick", 1), body.get("limit")
+        # The `pick` smallest are searched for (the pick-th is the whole proposal's: a size's
+        # realizations are all found and ordered before the cut), as `nablog apply --pick N` does.
+        wanted = None if pick < 1 else pick if limit is None else min(limit, pick)
+
+        def choose(db: Database, send) -> object:
+            if "version" in body and body["version"] != db.version:
+                raise NablogError(
+                    f"the database is at version {db.version}, not {body['version']}",
+                    hint="propose again: the realizations may have changed",
+                )
+            proposal = db.propose(text, limit=wanted)
+            if not 1 <= pick <= len(proposal):
+                raise NablogError(f"pick {pick} is out of range: the proposal has {len(proposal)} realizations", hint="pick a number from 1")
+            return proposal[pick - 1].portable()
+
+        # The search runs apart on this version's state, holding no lock (a long one delays no
+        # query or commit, and is killed when its client leaves); the realization it chose comes
+        # back with its request and basis, and is re-verified against them and written under the
+        # lock (Database.apply: a commit since makes its basis stale): nothing is searched twice.
+        chosen, refused = await self._apart(request, choose, self.max_deadline)
+        if refused is not None:
+            return refused
+
+        def write():
             with self.db.locked():
-                if "version" in body and body["version"] != self.db.version:
-                    raise NablogError(
-                        f"the database is at version {self.db.version}, not {body['version']}",
-                        hint="propose again: the realizations may have changed",
-                    )
-                proposal = self.db.propose(body["request"], limit=body.get("limit"))
-                pick = body.get("pick", 1)
-                if not 1 <= pick <= len(proposal):
-                    raise NablogError(f"pick {pick} is out of range: the proposal has {len(proposal)} realizations", hint="pick a number from 1")
-                update = self.db.apply(proposal[pick - 1], request=body["request"])
+                update = self.db.apply(chosen, request=text)
                 # The induced update's atoms are built from its relations here, off the event loop.
                 return self.db.version, update.to_json()
 
         async with self.write_lock:
-            version, update = await anyio.to_thread.run_sync(run)
+            version, update = await anyio.to_thread.run_sync(write)
         return JSONResponse({"version": version, **update})
 
     async def subscribe(self, request: Request) -> Response:

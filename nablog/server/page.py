@@ -165,12 +165,10 @@ class Page:
             # found (its side effects cost), and each stage of the search; the search holds no
             # lock, and it is killed when the client hangs up (the stop button) or its deadline
             # has long passed.
-            proposal = db.propose(
-                text, timeout=timeout, candidates=candidates,
-                on_realization=lambda r: send({"realization": r.to_json()}),
-                progress=lambda stage: send({"progress": stage}),
-            )
-            return db.version, proposal.to_json()
+            proposal = db.propose(text, timeout=timeout, candidates=candidates, progress=lambda stage: send({"progress": stage}), stream=True)
+            for realization in proposal:
+                send({"realization": realization.to_json()})
+            return db.version, proposal.get().to_json()
 
         search = await anyio.to_thread.run_sync(self.db.apart, work)
 

@@ -8,15 +8,21 @@
 >>> proposal = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).")
 >>> proposal.status, [str(r.changes.lines()) for r in proposal]
 ('complete', ["['-r(1)']"])
+>>> handle = propose(rules, facts, PythonEngine().evaluate(rules, facts), "+p(1).", stream=True)
+>>> [str(r.changes) for r in handle]  # each realization as soon as it is verified
+['-r(1).']
+>>> handle.get().status
+'complete'
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
 import time
-from collections.abc import Set
+from collections.abc import Generator, Iterator, Set
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
@@ -33,7 +39,7 @@ from .symmetry import Folding, Unfoldable, orbit_family, symmetric
 from .prepared import request_folding
 from .whole import asp_problem, has_aggregates, whole_problem
 from .ground import Bounds, GroundAtom, GroundProblem, Relevance, ground_atom, refuse_aggregates, supported_first
-from .realization import Proposal, Realization, Update, Verifier, atom_key, sorted_atoms
+from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
 from .options import ProposeOptions
 from .problem import Universe, protections, request_universe
 from .request import Request, check_request, parse_request
@@ -48,15 +54,103 @@ def _without_collector(function):
 
     @functools.wraps(function)
     def paused(*args, **kwargs):
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _collector_paused():
             return function(*args, **kwargs)
-        finally:
-            if collecting:
-                gc.enable()
 
     return paused
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+Search = Generator[Realization, None, Proposal]
+"""A search: each realization as soon as it is verified, then the whole :class:`Proposal`."""
+
+
+class ProposalHandle:
+    """The answer of :func:`propose` as it is found, as clingo's ``SolveHandle`` gives models.
+
+    Iterating the handle yields each realization as soon as it is verified: the search runs as
+    the iteration asks for the next one (streaming is iteration, not a callback; the command
+    line prints, the server sends and the chooser reads from the same handle), and a caller
+    that stops iterating stops the search (:meth:`cancel`). :meth:`get` runs the search to its
+    end and gives the :class:`Proposal` (realizations smallest first, status, message); the
+    handle also answers as that proposal (``len``, indexing, ``status``, ``to_json``, …), and
+    once the search has ended, iterating it yields the proposal's realizations.
+
+    The search takes its first step when the handle is made, so that a request the search
+    refuses at once (a bound, an unsupported construct) raises where ``propose`` is called.
+    """
+
+    def __init__(self, search: Search):
+        self._search: Search | None = search
+        self._proposal: Proposal | None = None
+        self._next: list[Realization] = []
+        self._step()
+
+    @classmethod
+    def of(cls, proposal: Proposal) -> "ProposalHandle":
+        """A handle whose search has ended with ``proposal``."""
+        handle = cls.__new__(cls)
+        handle._search, handle._proposal, handle._next = None, proposal, []
+        return handle
+
+    def _step(self) -> None:
+        """Run the search to its next realization (kept in ``_next``) or to its end."""
+        assert self._search is not None
+        try:
+            with _collector_paused():
+                self._next.append(next(self._search))
+        except StopIteration as done:
+            self._search, self._proposal = None, done.value
+
+    def __iter__(self) -> Iterator[Realization]:
+        if self._search is None and not self._next:
+            yield from self._proposal or ()  # none when cancelled
+            return
+        while self._next:
+            yield self._next.pop(0)
+            if self._search is not None:
+                self._step()
+
+    def get(self) -> Proposal:
+        """The whole proposal (the search run to its end)."""
+        while self._search is not None:
+            self._next.clear()
+            self._step()
+        self._next.clear()
+        if self._proposal is None:
+            raise RuntimeError("the search was cancelled: it has no proposal")
+        return self._proposal
+
+    def cancel(self) -> None:
+        """Stop the search (what was not yet iterated is dropped; :meth:`get` is then refused)."""
+        if self._search is not None:
+            self._search.close()
+            self._search = None
+        self._next.clear()
+
+    def __len__(self) -> int:
+        return len(self.get())
+
+    def __getitem__(self, i: int) -> Realization:
+        return self.get()[i]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+    def __reduce__(self):
+        return self.get().__reduce__()
 
 
 @_without_collector
@@ -70,10 +164,10 @@ def propose(
     basis: str = "",
     index: ModelIndex | None = None,
     violations: list | None = None,
-    on_realization: Callable[[Realization], None] | None = None,
     progress: Callable[[str], None] | None = None,
+    stream: bool = False,
     **changes,
-) -> Proposal:
+) -> "Proposal | ProposalHandle":
     """Every subset-minimal realization of ``request`` (seed 002, Def. 7; seed 003, §3.2).
 
     Parameters
@@ -90,12 +184,17 @@ def propose(
     basis : str
         A fingerprint of the stored data, kept with each realization so that applying it to
         changed data can be refused.
-    on_realization, progress : callables, optional
-        Called with each realization as soon as it is verified, and with a line on the phase the
-        search is in (for streaming output and progress at a terminal).
+    progress : callable, optional
+        Called with a line on the phase the search is in (progress at a terminal).
     index, violations : optional
         A :class:`ModelIndex` over ``model`` and the model's constraint violations, when the
         caller keeps them between requests (they depend on the database state only).
+
+    Returns the :class:`Proposal`; with ``stream=True`` (as clingo's ``solve(yield_=True)``) a
+    :class:`ProposalHandle` instead, which yields each realization as soon as it is verified as
+    it is iterated, the search running as the iteration asks (``get()`` for the whole answer).
+    Without ``stream`` the search runs to its end here: inside whatever the caller holds (a lock,
+    a patched setting), as the answer's state requires.
     """
     options = ProposeOptions.of(options, **changes)
     method, timeout = options.method, options.timeout
@@ -112,7 +211,8 @@ def propose(
     if violations is None:
         violations = find_violations(rules, model, PythonEngine())
     if _holds(model, request) and not violations:
-        return Proposal(request, "complete", [Realization((), (), basis=basis, request=request)], "the request already holds: nothing to change")
+        holds = Proposal(request, "complete", [Realization((), (), basis=basis, request=request)], "the request already holds: nothing to change")
+        return ProposalHandle.of(holds) if stream else holds
 
     index = index or ModelIndex(model)
     base = frozenset((set(rules.signatures) | set(facts)) - set(rules.derived))
@@ -131,9 +231,16 @@ def propose(
         if progress:
             progress("finding interchangeable values")
         folding = request_folding(rules, model, base, request, list(protected), index)
-    search = _Search(problem, _once(on_realization), progress)
+    handle = ProposalHandle(_answer(problem, run, folding, _Search(problem, progress)))
+    return handle if stream else handle.get()
+
+
+def _answer(problem: "ViewUpdate", run: "Method", folding: Folding | None, search: "_Search") -> Search:
+    """The method's search, each realization yielded once, and its proposal: with folded
+    interchangeable values, the statement of what is listed, or the search again unfolded."""
+    streamed: set = set()
     try:
-        proposal = run(problem, search, folding)
+        proposal = yield from _once(run(problem, search, folding), streamed)
         exact = folding.exact_size if folding is not None else None
         if exact is None or proposal.status != "complete":
             return proposal
@@ -150,10 +257,10 @@ def propose(
         )
     except Unfoldable:
         # A realization over representatives that is not one value's orbit: ground every value.
-        if progress:
-            progress("a realization uses several interchangeable values; solving without folding")
+        if search.progress:
+            search.progress("a realization uses several interchangeable values; solving without folding")
         search.found.clear()
-        return run(problem, search, None)
+        return (yield from _once(run(problem, search, None), streamed))
 
 
 @dataclass(frozen=True)
@@ -178,9 +285,10 @@ class ViewUpdate:
     remaining: float | None
 
 
-Method = Callable[[ViewUpdate, "_Search", "Folding | None"], Proposal]
+Method = Callable[[ViewUpdate, "_Search", "Folding | None"], Search]
 """A view-update method: a ViewUpdate, the search collecting its verified realizations, and the
-folding of interchangeable values (the asp method's only) in; the Proposal out."""
+folding of interchangeable values (the asp method's only) in; each realization yielded as it is
+verified, in the order of the answer, and the Proposal returned."""
 
 _METHODS: dict[str, Method] = {}
 
@@ -196,28 +304,25 @@ def method(*names: str) -> Callable[[Method], Method]:
     return register
 
 
-def _once(on_realization: Callable[[Realization], None] | None) -> Callable[[Realization], None] | None:
-    """``on_realization`` called once per change set: a search that starts again unfolded (see
-    :func:`propose`) finds the first ones again."""
-    if on_realization is None:
-        return None
-    streamed: set = set()
-
-    def stream(realization: Realization) -> None:
+def _once(search: Search, streamed: set) -> Search:
+    """``search``'s realizations, each change set once (``streamed`` holds those yielded: a search
+    that starts again unfolded, see :func:`_answer`, finds the first ones again); its proposal."""
+    while True:
+        try:
+            realization = next(search)
+        except StopIteration as done:
+            return done.value
         key = (realization.insert, realization.delete)
         if key not in streamed:
             streamed.add(key)
-            on_realization(realization)
-
-    return stream
+            yield realization
 
 
 class _Search:
     """The realizations one answer has verified so far, and how a method hands them in."""
 
-    def __init__(self, problem: ViewUpdate, on_realization, progress):
+    def __init__(self, problem: ViewUpdate, progress):
         self.problem = problem
-        self.on_realization = on_realization
         self.progress = progress
         self.found: dict[tuple, Realization] = {}
 
@@ -255,9 +360,9 @@ class _Search:
         # is applied to the list sorted smallest first (see _smallest_first).
         return True
 
-    def smallest_first(self, fresh_names: list[str]) -> tuple[list[Realization], bool]:
+    def smallest_first(self, fresh_names: list[str]) -> Generator[Realization, None, tuple[list[Realization], bool]]:
         p = self.problem
-        return _smallest_first(self.found, p.options.limit, p.options.families, p.verifier, p.index, p.basis, fresh_names, self.on_realization)
+        return _smallest_first(self.found, p.options.limit, p.options.families, p.verifier, p.index, p.basis, fresh_names)
 
 
 def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | None) -> GroundProblem | Proposal:
@@ -292,13 +397,18 @@ def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | Non
         return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(ground.candidates))
     if progress:
         progress(f"{len(ground.candidates):,} candidate changes; solving")
+    if ground.fixed_conflicts and ground.complete_up_to is not None:
+        # What was left out needs more changes than the bound: none of up to it exists.
+        k = ground.complete_up_to
+        message = f"no realization of up to {k} change{'' if k == 1 else 's'} (bounded: " + "; ".join(ground.bounded) + "); larger ones were not all searched and none is shown"
+        return Proposal(request, "bounded", [], message, [], len(ground.candidates), k)
     if ground.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + ground.fixed_conflicts[0], list(ground.fixed_conflicts), len(ground.candidates))
     return ground
 
 
 @method("tableaux", "tableaux-materialized")
-def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
     """Seed 003's update tableaux (Algorithms 3-6) over the relevant ground problem."""
     from .asp import Enumeration
     from .tableaux import enumerate_realizations
@@ -326,19 +436,19 @@ def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> 
             del found[key]
     if not found and enumeration.status == "complete":
         enumeration.core = AspProblem(ground).explain_failure()  # why nothing realizes it
-    realizations, cut = search.smallest_first(ground.fresh)
+    realizations, cut = yield from search.smallest_first(ground.fresh)
     status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if ground.bounded or cut else "complete")
     message, reasons = _message(realizations, status, ground, enumeration.core)
     return Proposal(request, status, realizations, message, reasons, len(ground.candidates), ground.complete_up_to)
 
 
 @method("asp")
-def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
     """clingo enumerates the subset-minimal change sets of the relevant ground problem, by size."""
     ground = _ground_problem(problem, search, folding)
     if isinstance(ground, Proposal):
         return ground
-    options, request, deadline, progress, on_realization = problem.options, problem.request, problem.deadline, search.progress, search.on_realization
+    options, request, deadline, progress = problem.options, problem.request, problem.deadline, search.progress
     limit = options.limit
     rows: list[Realization] = []
     level_status = "complete"
@@ -366,8 +476,7 @@ def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Propo
                 else:
                     realization = search.accept(item[0], item[1], level[item])
                 rows.append(realization)
-                if on_realization:
-                    on_realization(realization)
+                yield realization
                 if limit is not None and len(rows) >= limit:
                     level_status = "stopped"
                     break
@@ -424,7 +533,7 @@ def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex,
         checked = checked or verified
     ground_family = family
 
-    def member_effects(binding: tuple) -> Update:
+    def member_effects(binding: tuple) -> Delta:
         return verifier.effects(*ground_family.member(binding))
 
     where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom, deadline)
@@ -496,17 +605,16 @@ def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request:
     return out
 
 
-def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, fresh_names, on_realization) -> tuple[list[Realization], bool]:
+def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, fresh_names) -> Generator[Realization, None, tuple[list[Realization], bool]]:
     """The realizations a method found in any order, as the asp method gives them: by size, then
     by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
-    (a family counts once), and whether the limit cut any."""
+    (a family counts once), each yielded in turn; the list, and whether the limit cut any."""
     rows: list[Realization] = []
     for item in _rows(found, families):
         if limit is not None and len(rows) >= limit:
             return rows, True
         rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
-        if on_realization:
-            on_realization(rows[-1])
+        yield rows[-1]
     return rows, False
 
 
@@ -578,7 +686,7 @@ def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: l
 
 
 @method("transform")
-def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Proposal:
+def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
     """Seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`); folding does not apply."""
     from .transform import Algorithm1
 
@@ -595,7 +703,7 @@ def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) ->
             continue
         if not search.accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
             break
-    realizations, cut = search.smallest_first(outcome.fresh)
+    realizations, cut = yield from search.smallest_first(outcome.fresh)
     n = len(realizations)
     text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
     text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"

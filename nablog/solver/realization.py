@@ -8,14 +8,14 @@ are the induced update (seed 002, Def. 2) on the views other than the requested 
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Mapping
 
 from ..engines import PythonEngine
 from ..engines.violations import find_violations
 from ..lang import Atom, Delta, NablogError, Program, constant_sort_key, format_constant
 from ..lang import delta as changes_module
-from ..lang.delta import KEPT_EFFECTS, Update, induced_update  # noqa: F401  (re-exported: where they were)
+from ..lang.delta import KEPT_EFFECTS, induced_update  # noqa: F401  (re-exported: where they were)
 from .family import Family
 from .request import Request
 
@@ -64,7 +64,7 @@ class Realization:
 
     insert: tuple[Atom, ...]
     delete: tuple[Atom, ...]
-    side_effects: Update = field(default_factory=Update)
+    side_effects: Delta = field(default_factory=Delta)
     fresh: tuple[str, ...] = ()
     reason: str = ""
     basis: str = field(default="", compare=False, repr=False)  # fingerprint of the data it was proposed on
@@ -72,7 +72,7 @@ class Realization:
     kernels: Callable[[], list[str]] | None = field(default=None, compare=False, repr=False)
     family: Family | None = field(default=None, compare=False, repr=False)  # when it stands for many
     # A family's members' side effects, by binding, evaluated on demand (see members).
-    member_effects: Callable[[tuple], Update] | None = field(default=None, compare=False, repr=False)
+    member_effects: Callable[[tuple], Delta] | None = field(default=None, compare=False, repr=False)
     # The request it was proposed for, as parsed once: what applying it checks it against.
     request: Request | None = field(default=None, compare=False, repr=False)
 
@@ -89,7 +89,7 @@ class Realization:
         assert self.family is not None
         insert, delete = self.family.member(binding)
         values = ", ".join(f"{v.name}={format_constant(b)}" for v, b in zip(self.family.variables, binding))
-        effects = self.member_effects(binding) if side_effects and self.member_effects is not None else Update()
+        effects = self.member_effects(binding) if side_effects and self.member_effects is not None else Delta()
         return Realization(sorted_atoms(insert), sorted_atoms(delete), effects, self.fresh, f"member {values} of a family", self.basis, request=self.request)
 
     def pick(self, values: Mapping[str, object]) -> "Realization":
@@ -105,13 +105,22 @@ class Realization:
             )
         return self.member(binding)
 
+    def portable(self) -> "Realization":
+        """This realization as it crosses a process boundary (:meth:`nablog.database.Database.apart`):
+        its changes, request, basis, reason and family, without what the process that made it
+        computes on demand (side effects, kernels, members' side effects) or the family's
+        structured condition (its words stay). Applying it re-verifies it against its basis."""
+        family = None if self.family is None else replace(self.family, where=None)
+        return replace(self, side_effects=Delta(), kernels=None, member_effects=None, family=family)
+
     @property
     def size(self) -> int:
         return len(self.insert) + len(self.delete)
 
     @property
-    def changes(self) -> Update:
-        return Update(self.insert, self.delete)
+    def changes(self) -> Delta:
+        """The base-fact changes (the same :class:`~nablog.lang.Delta` as :attr:`delta`)."""
+        return self.delta
 
     @property
     def delta(self) -> Delta:
@@ -190,14 +199,10 @@ class Realization:
         changes = self.delta.substitute(values)
         effects = self.side_effects
 
-        def substituted() -> Update:
-            renamed = effects.delta.substitute(values)
-            return Update(sorted_atoms(renamed.insert), sorted_atoms(renamed.delete))
-
         return Realization(
             sorted_atoms(changes.insert),
             sorted_atoms(changes.delete),
-            Update(later=substituted),
+            Delta.later(lambda: effects.substitute(values)),
             tuple(f for f in self.fresh if f not in values),
             self.reason,
             self.basis,
@@ -302,7 +307,7 @@ class Verifier:
                 return False
         return True
 
-    def effects(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], verified: tuple | None = None) -> Update:
+    def effects(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], verified: tuple | None = None) -> Delta:
         """The side effects of a change set: the induced update (seed 002, Def. 2) on derived
         predicates, without the requested atoms themselves.
 
@@ -317,17 +322,17 @@ class Verifier:
         to that state, as they must)."""
         requested = {(a.pred, tuple(a.args)) for a in (*self.request.insert, *self.request.delete)}
 
-        def compute() -> Update:
+        def compute() -> Delta:
             again = self.realizes(insert, delete)
-            return Update() if again is None else changes_module.induced_update(again[1], again[2], self.rules.derived, requested)
+            return Delta() if again is None else changes_module.induced_update(again[1], again[2], self.rules.derived, requested)
 
         if verified is None:
-            return Update(later=compute)
+            return Delta.later(compute)
         effects = changes_module.induced_update(verified[1], verified[2], self.rules.derived, requested)
         counts = effects.count()
-        if sum(counts) <= changes_module.KEPT_EFFECTS:  # read when used: one bound for Update and here
+        if sum(counts) <= changes_module.KEPT_EFFECTS:  # read when used: one bound for Delta.later and here
             return effects
-        return Update(later=compute, counts=counts)
+        return Delta.later(compute, counts)
 
 
 def check_before_writing(

@@ -33,7 +33,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from ..lang import Atom, Comparison, Denial, Literal, Program, Var, constant_sort_key, fd_shape
-from ..engines.encoding import INT, ConstantDictionary, EncodedRelation, member, sorted_unique
+from ..engines.encoding import INT, ConstantDictionary, EncodedRelation, fits_in_key, member, pack, row_view, sorted_unique
 from .family import Family
 from .realization import sorted_atoms
 
@@ -135,7 +135,8 @@ class Folding:
     ) -> "Folding":
         """The classes of at least ``least`` interchangeable values among the facts of ``preds``,
         none of them (or of their private values) in ``distinguished``."""
-        preds = sorted(p for p in set(preds) if p in relations and len(relations[p]))
+        given = frozenset(preds)
+        preds = sorted(p for p in given if p in relations and len(relations[p]))
         dictionary, arrays = _encode({p: relations[p] for p in preds})
         n = len(dictionary)
         count = np.zeros(n, INT)
@@ -145,23 +146,21 @@ class Folding:
         special = np.zeros(n, bool)
         special[_ids(dictionary, distinguished)] = True
         private = (count == 1) & ~special
-        signature = np.zeros(n, np.uint64)
+        # A value's signature hashes its tag, not its id: a grown dictionary moves ids, not tags.
+        tag = np.arange(n, dtype=np.uint64)
+        raw = np.zeros(n, np.uint64)
         for k, p in enumerate(preds):
-            rows = arrays[p]
-            arity = rows.shape[1]
-            for i in range(arity):
-                code = np.full(len(rows), np.uint64(k * 64 + i + 1), np.uint64)
-                for j in range(arity):
-                    if j != i:
-                        # A private value is written #, the value itself *, any other as itself.
-                        other = np.where(private[rows[:, j]], np.uint64(0), rows[:, j].astype(np.uint64) + np.uint64(2))
-                        other[rows[:, j] == rows[:, i]] = np.uint64(1)
-                        with np.errstate(over="ignore"):
-                            code = _mix(code * _M1 + other)
-                with np.errstate(over="ignore"):
-                    np.add.at(signature, rows[:, i], _mix(code))
+            _signed(raw, arrays[p], k, private, tag, +1)
+        return cls._classified(arrays, dictionary, count, special, raw, tag, (given, frozenset(distinguished)), least, representatives)
+
+    @classmethod
+    def _classified(cls, arrays, dictionary, count, special, raw, tag, made, least: int, representatives: int) -> "Folding":
+        """The classes of a state from its facts (id rows per predicate), per id the number of
+        facts holding it, whether it is distinguished, and its signature's sum over its places."""
+        n = len(count)
+        private = (count == 1) & ~special
         with np.errstate(over="ignore"):
-            signature = _mix(signature + count.astype(np.uint64) * _M1)
+            signature = _mix(raw + count.astype(np.uint64) * _M1)
         eligible = (count > 0) & ~special & ~private
         class_of = _classes(signature, eligible, least)
         # A value whose facts name another value of its own class cannot be swapped with it alone.
@@ -182,13 +181,76 @@ class Folding:
         shown[members[rank < representatives]] = True
         # Where each private value sits: a request naming it takes its owners out of their classes.
         holder = np.full((n, 2), -1, INT)
-        for r, p in enumerate(preds):
-            rows = arrays[p]
+        for r, rows in enumerate(arrays.values()):
             for j in range(rows.shape[1]):
                 at = np.flatnonzero(private[rows[:, j]])
                 holder[rows[at, j], 0] = r
                 holder[rows[at, j], 1] = at
-        return cls({p: arrays[p] for p in preds}, dictionary, private, class_of, shown, holder, least, representatives)
+        folding = cls(arrays, dictionary, private, class_of, shown, holder, least, representatives)
+        folding._made = (count, special, raw, tag, made)
+        return folding
+
+    def maintained(self, gained: Mapping[str, Iterable[tuple]], lost: Mapping[str, Iterable[tuple]]) -> "Folding | None":
+        """The classes of the state after a commit that gained and lost these tuples, the same as
+        :meth:`of` over the new state computes: each value's count and signature sum change by
+        the facts that came and went, and by the facts of a value that became private or stopped
+        being private (a private value is written ``#`` in its fact's other places). None when a
+        relation of the classes became empty or a new one appeared (the positions of every
+        signature change: build it again)."""
+        given, distinguished = self._made[4]
+        changed = {p: (set(gained.get(p, ())), set(lost.get(p, ()))) for p in given if gained.get(p) or lost.get(p)}
+        if not changed:
+            return self
+        if any(p not in self._relations for p in changed):
+            return None
+        count, special, raw, tag = (a.copy() for a in self._made[:4])
+        dictionary = self._dictionary
+        new = {v for ins, _ in changed.values() for row in ins for v in row if dictionary.id(v) is None}
+        arrays = dict(self._relations)
+        if new:
+            dictionary, remap = dictionary.extended(new)
+            n = len(dictionary)
+            grown = lambda a, fill: _placed(a, remap, n, fill)  # noqa: E731
+            count, special, raw = grown(count, 0), grown(special, False), grown(raw, 0)
+            tag = grown(tag, 0)
+            fresh = np.ones(n, bool)
+            fresh[remap] = False
+            top = int(self._made[3].max(initial=0)) + 1
+            tag[fresh] = np.arange(top, top + int(fresh.sum()), dtype=np.uint64)
+            special[_ids(dictionary, distinguished & new)] = True
+            arrays = {p: remap[rows] for p, rows in arrays.items()}
+            old_private = grown(self._private_of_state(), False)
+        else:
+            old_private = self._private_of_state()
+        preds = list(arrays)
+        n = len(dictionary)
+        removed, added = {}, {}
+        for p, (ins, dele) in changed.items():
+            rows = arrays[p]
+            arity = rows.shape[1]
+            out = dictionary.encode_rows(list(dele), arity).reshape(len(dele), arity) if dele else np.zeros((0, arity), INT)
+            keep = ~_rows_in(rows, out, n)
+            removed[p] = rows[~keep]
+            added[p] = dictionary.encode_rows(list(ins), arity).reshape(len(ins), arity) if ins else np.zeros((0, arity), INT)
+            arrays[p] = np.concatenate([rows[keep], added[p]])
+            if not len(arrays[p]):
+                return None
+            for j in range(arity):
+                np.subtract.at(count, removed[p][:, j], 1)
+                np.add.at(count, added[p][:, j], 1)
+        private = (count == 1) & ~special
+        flipped = private != old_private
+        for k, p in enumerate(preds):
+            rows = arrays[p]
+            stays = rows[: len(rows) - len(added.get(p, ()))]
+            touched = stays[flipped[stays].any(axis=1)] if flipped.any() else stays[:0]
+            _signed(raw, np.concatenate([touched, removed.get(p, stays[:0])]), k, old_private, tag, -1)
+            _signed(raw, np.concatenate([touched, added.get(p, stays[:0])]), k, private, tag, +1)
+        return Folding._classified(arrays, dictionary, count, special, raw, tag, self._made[4], self.least, self.representatives)
+
+    def _private_of_state(self) -> np.ndarray:
+        count, special = self._made[0], self._made[1]
+        return (count == 1) & ~special
 
     def for_request(self, distinguished: Iterable) -> "Folding":
         """These classes for a request naming the values ``distinguished``: each is taken out of
@@ -358,6 +420,42 @@ def _classes(signature: np.ndarray, eligible: np.ndarray, least: int) -> np.ndar
     large = counts[inverse] >= least
     class_of[ids[large]] = number[inverse[large]]
     return class_of
+
+
+def _signed(raw: np.ndarray, rows: np.ndarray, k: int, private: np.ndarray, tag: np.ndarray, sign: int) -> None:
+    """Add (``sign`` +1) or take away (-1) the places of ``rows``, facts of the ``k``-th
+    predicate, in each value's signature sum: per place, a hash of the predicate, the position
+    and the fact's other values (a private one written #, the value itself *, any other by tag)."""
+    arity = rows.shape[1]
+    for i in range(arity):
+        code = np.full(len(rows), np.uint64(k * 64 + i + 1), np.uint64)
+        for j in range(arity):
+            if j != i:
+                other = np.where(private[rows[:, j]], np.uint64(0), tag[rows[:, j]] + np.uint64(2))
+                other[rows[:, j] == rows[:, i]] = np.uint64(1)
+                with np.errstate(over="ignore"):
+                    code = _mix(code * _M1 + other)
+        with np.errstate(over="ignore"):
+            (np.add if sign > 0 else np.subtract).at(raw, rows[:, i], _mix(code))
+
+
+def _placed(values: np.ndarray, remap: np.ndarray, n: int, fill) -> np.ndarray:
+    """Per-id ``values`` moved to a grown dictionary's ids (``remap``: old id to new), ``fill`` at the added ones."""
+    out = np.full(n, fill, dtype=values.dtype)
+    out[remap] = values
+    return out
+
+
+def _rows_in(rows: np.ndarray, probe: np.ndarray, size: int) -> np.ndarray:
+    """Which of the id ``rows`` are among ``probe`` (both (n, arity) arrays)."""
+    if not len(probe) or not len(rows):
+        return np.zeros(len(rows), bool)
+    arity = rows.shape[1]
+    if fits_in_key(size, arity):
+        keys, wanted = pack(list(rows.T), size), pack(list(probe.T), size)
+    else:
+        keys, wanted = row_view(rows), row_view(probe)
+    return member(np.sort(wanted), keys)
 
 
 def _ids(dictionary: ConstantDictionary, values: Iterable) -> np.ndarray:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..lang import NablogWarning, Program, parse_files
+from ..lang.ast import Protection
 from .schema import table_statements
 from .store import SqlStore
 from .views import Untranslatable, translate_views
@@ -25,10 +26,12 @@ def open_url(url: str, paths: Sequence[str | Path] = ()):
     ``paths`` (rules and constraints added to what the database declares)."""
     store = SqlStore(url)
     refused: list[Untranslatable] = []
-    statements = table_statements(store.catalog, refused)
-    translation = translate_views(store.catalog, text_ordered(store))
+    statements = table_statements(store.catalog, refused, store.tests)
+    translation = translate_views(store.catalog, text_ordered(store), store.tests)
     refused += translation.refused
     statements += translation.statements
+    if store.tests.by_pred:  # the tests' relations are the database's types, not data a change may touch
+        statements.append(Protection(tuple((pred, 1) for pred in sorted(store.tests.by_pred))))
     store.relations_by_name = {**{p: r for p, r in _tables(store).items()}, **translation.relations}
     program = Program(tuple(statements) + parse_files(paths).statements)
     basis, (facts, version) = store.read_consistently(lambda: (store.load(), store.version()))

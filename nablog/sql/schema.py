@@ -26,12 +26,15 @@ from __future__ import annotations
 from ..lang import Atom, Comparison, Denial, Literal, Var
 from ..lang.ast import ColumnsDeclaration, Dependency
 from .catalog import Catalog
+from .ordered import Tests
 from .views import Refused, Untranslatable, _Branch, _dnf, _Query, predicate_name, table_relations
 
 
-def table_statements(catalog: Catalog, refused: list[Untranslatable] | None = None) -> list:
+def table_statements(catalog: Catalog, refused: list[Untranslatable] | None = None, tests: Tests | None = None) -> list:
     """Declarations and denials for every table of ``catalog`` (see the module's docstring).
-    CHECKs that do not translate are appended to ``refused`` when given."""
+    CHECKs that do not translate are appended to ``refused`` when given; comparisons of numbers,
+    dates and booleans go to ``tests`` (:mod:`.ordered`)."""
+    tests = tests if tests is not None else Tests()
     relations = table_relations(catalog)
     out: list = []
     for table in sorted(catalog.tables.values(), key=lambda t: t.name.lower()):
@@ -52,14 +55,14 @@ def table_statements(catalog: Catalog, refused: list[Untranslatable] | None = No
                 out.append(Denial((Literal(Atom(pred, args)), Comparison("=", args[j], "")), f"not_null_{pred}__{columns[j]}"))
         for n, check in enumerate(table.checks, 1):
             try:
-                out += _check_denials(catalog, relations, pred, check, f"check_{pred}_{n}")
+                out += _check_denials(catalog, relations, pred, check, f"check_{pred}_{n}", tests)
             except Refused as r:
                 if refused is not None:
                     refused.append(Untranslatable(f"{table.name} (CHECK {check})", None, None, r.reason))
     return out
 
 
-def _check_denials(catalog, relations, pred: str, check: str, name: str) -> list[Denial]:
+def _check_denials(catalog, relations, pred: str, check: str, name: str, tests: Tests) -> list[Denial]:
     import sqlglot
 
     try:
@@ -67,8 +70,9 @@ def _check_denials(catalog, relations, pred: str, check: str, name: str) -> list
     except sqlglot.errors.ParseError:
         raise Refused(None, "sqlglot cannot parse it") from None
     rel = relations[pred]
-    query = _Query(name, lambda *a: rel, catalog.dialect, True)
+    query = _Query(name, lambda *a: rel, catalog.dialect, True, Tests())
     variables = [query.var(c) for c in rel.columns]
+    query.note_orders(variables, rel)
     scope = [(pred, rel, variables)]
     kinds = dict(zip(variables, rel.kinds))
     atom = Atom(pred, tuple(variables))
@@ -81,6 +85,7 @@ def _check_denials(catalog, relations, pred: str, check: str, name: str) -> list
             raise Refused(condition, "a CHECK with a subquery is not translated")
         body, _ = query.finish(branch, [])
         out.append(Denial(tuple(body), name if i == 0 else f"{name}_{i + 1}"))
+    tests.by_pred.update(query.tests.by_pred)
     return out
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from ..lang import DataError, Delta, NablogError, row_sort_key
 from .catalog import Catalog, Table, read_catalog
 from .connection import Url, decode_raw, encode_raw, quote, to_constant
+from .ordered import Tests, base_order, value_order
 from .views import predicate_name
 
 LOG = "nablog_log"
@@ -53,6 +54,8 @@ class SqlStore:
                                 where=self.url.text, hint="rename one: nablog names relations in lower case")
             self.tables[pred] = table
         self.program_paths: list = []
+        self.tests = Tests()  # the views' comparisons of numbers, dates and booleans (open.py sets them)
+        self.noted: set = set()  # constants requests named: the tests hold them too
         self.settled: str | None = None  # the fingerprint after the last commit or undo (what Database asks)
 
     # -- the connection ---------------------------------------------------------------------------
@@ -90,7 +93,8 @@ class SqlStore:
         return ", ".join(f"CAST({quote(c.name)} AS {text})" if c.kind == "other" and self.url.dialect != "sqlite" else quote(c.name) for c in table.columns)
 
     def load(self, relations=None) -> dict[str, set[tuple]]:
-        """Every table (or those named) as a set of rows of nablog constants."""
+        """Every table (or those named) as a set of rows of nablog constants; with every table,
+        the tests' relations too (the values of their types that pass, :mod:`.ordered`)."""
         out = {}
         for pred in self.relations() if relations is None else relations:
             table = self.tables.get(pred)
@@ -104,7 +108,32 @@ class SqlStore:
                 out[pred] = {tuple(row) if None not in row else tuple("" if v is None else v for v in row) for row in rows}
             else:
                 out[pred] = {tuple(to_constant(v, k) for v, k in zip(row, kinds)) for row in rows}
+        if relations is None and self.tests.by_pred:
+            out.update(self.tests.facts(self._typed_constants(out)))
         return out
+
+    def _typed_constants(self, facts: dict[str, set[tuple]]) -> dict[str, set]:
+        """The values of each type a test reads: its columns' values, and the constants requests named."""
+        wanted = self.tests.orders()
+        found: dict[str, set] = {order: set(self.noted) for order in wanted}
+        if "bool" in found:  # a finite type: all its values, and no request's other constants
+            found["bool"] = {0, 1} if self.url.dialect == "sqlite" else {"true", "false"}
+        for pred, table in self.tables.items():
+            for j, column in enumerate(table.columns):
+                order = base_order(value_order(column.declared, self.url.dialect))
+                if order in wanted:
+                    found[order].update(row[j] for row in facts.get(pred, ()))
+        return found
+
+    def note(self, constants, facts: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+        """The tests' rows ``constants`` (a request's) add to ``facts``: a value a request inserts
+        through a view is tested as the database's own values are."""
+        new = set(constants) - self.noted
+        if not new or not self.tests.by_pred:
+            return {}
+        self.noted |= new
+        wanted = {order: new for order in self.tests.orders() if order != "bool"}
+        return {p: rows - facts.get(p, set()) for p, rows in self.tests.facts(wanted).items() if rows - facts.get(p, set())}
 
     def fingerprint(self) -> str:
         """What the data is now, cheaply (see step 2 of the module's docstring)."""

@@ -11,13 +11,14 @@ change nothing)::
     a OR b                                         a rule per disjunct (disjunctive normal form)
     GROUP BY g with COUNT/SUM/MIN/MAX, HAVING      v(G, N) :- v__1(G, ..), N = #count{R : v__1(R)}.
     = <> < <= > >=, + - * / %, IS [NOT] NULL       comparisons and arithmetic (integer columns)
+    price > 0.99, d >= DATE '2020-01-01', flag      v(..) :- t(.., P, ..), v__1(P).  (a test: ordered.py)
 
 SQL's NULL equals nothing, and nablog reads it as ``""``: a column that may be NULL gets
 ``X != ""`` wherever it is compared, joined or aggregated, so a NULL passes no condition, as in
 SQL. ``IS NULL`` is ``X = ""``.
 
 Everything else — outer joins, window functions, ``LIMIT``/``OFFSET``, scalar subqueries,
-functions, ``CASE``, ordering of numeric or date columns, float division — is refused with
+functions, ``CASE``, arithmetic on numeric or date columns, float division — is refused with
 :class:`Untranslatable`, naming the view, the position in its SQL, and why; a view that reads
 a refused view is refused too, and the others still work.
 
@@ -45,11 +46,13 @@ from dataclasses import dataclass, field
 from ..lang import Atom, Comparison, Literal, Rule, Var
 from ..lang.ast import Aggregate, AggregateElement, BinOp, UnaryOp, term_substituted
 from .catalog import Catalog
+from .ordered import Test, Tests, base_order, comparable_texts, literal_value, value_order
 
 MAX_DISJUNCTS = 64
 """A condition whose disjunctive normal form has more conjunctions is refused (rules would explode)."""
 
 _NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_MIRRORED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,10 @@ class Relation:
     columns: list[str]
     kinds: list[str]
     nullable: list[bool]
+    orders: list = field(default_factory=list)  # ordered.value_order of each column (numbers, dates, booleans), else None
+
+    def order(self, j: int) -> str | None:
+        return self.orders[j] if j < len(self.orders) else None
 
 
 @dataclass
@@ -87,6 +94,7 @@ class Translation:
     statements: list = field(default_factory=list)
     refused: list[Untranslatable] = field(default_factory=list)
     relations: dict[str, Relation] = field(default_factory=dict)  # views translated, by lower-case name
+    tests: Tests = field(default_factory=Tests)  # comparisons of numbers, dates and booleans (ordered.py)
 
 
 def predicate_name(name: str) -> str | None:
@@ -100,19 +108,21 @@ def table_relations(catalog: Catalog) -> dict[str, Relation]:
     for table in catalog.tables.values():
         pred = predicate_name(table.name)
         if pred is not None:
-            out[pred] = Relation(pred, [c.name.lower() for c in table.columns], [c.kind for c in table.columns], [c.nullable for c in table.columns])
+            out[pred] = Relation(pred, [c.name.lower() for c in table.columns], [c.kind for c in table.columns], [c.nullable for c in table.columns],
+                                 [value_order(c.declared, catalog.dialect) for c in table.columns])
     return out
 
 
-def translate_views(catalog: Catalog, text_order: bool = True) -> Translation:
+def translate_views(catalog: Catalog, text_order: bool = True, tests: Tests | None = None) -> Translation:
     """Rules for every view of ``catalog`` that can be translated, and the refusals of the others.
 
     ``text_order``: whether the database orders text by code point (as nablog does), so that
-    ``<`` on text columns means the same on both sides.
+    ``<`` on text columns means the same on both sides. ``tests``: where the comparisons of
+    numbers, dates and booleans go (:mod:`.ordered`), shared with the CHECKs' translation.
     """
     tables = table_relations(catalog)
     by_name = {v.name.lower(): v for v in catalog.views}
-    result = Translation()
+    result = Translation(tests=tests if tests is not None else Tests())
     failed: dict[str, str] = {}
     busy: set[str] = set()
 
@@ -147,12 +157,13 @@ def translate_views(catalog: Catalog, text_order: bool = True) -> Translation:
                 err = e.errors[0] if e.errors else {}
                 raise Refused(None, f"sqlglot cannot parse it: {err.get('description', e)}") from None
             tree = tree.transform(_normalize)
-            query = _Query(pred, relation, catalog.dialect, text_order)
+            query = _Query(pred, relation, catalog.dialect, text_order, Tests())
             rules, columns, kinds, nullable = query.translate(tree)
             if v.columns:
                 columns = [c.lower() for c in v.columns]
             result.statements.extend(rules)
-            result.relations[key] = Relation(pred, columns, kinds, nullable)
+            result.tests.by_pred.update(query.tests.by_pred)  # only once the whole view translates
+            result.relations[key] = Relation(pred, columns, kinds, nullable, query.output_orders)
             return True
         except Refused as r:
             line, col = _position(r.node)
@@ -197,11 +208,13 @@ class _Branch:
 class _Query:
     """The translation of one view: rules for its predicate and its auxiliary predicates."""
 
-    def __init__(self, pred: str, relation, dialect: str, text_order: bool):
-        self.pred, self.relation, self.dialect, self.text_order = pred, relation, dialect, text_order
+    def __init__(self, pred: str, relation, dialect: str, text_order: bool, tests: Tests):
+        self.pred, self.relation, self.dialect, self.text_order, self.tests = pred, relation, dialect, text_order, tests
         self.rules: list[Rule] = []
         self.aux = 0
         self.used: set[str] = set()
+        self.orders: dict[Var, str] = {}  # the variables of columns with an ordered.value_order
+        self.output_orders: list = []
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -227,7 +240,18 @@ class _Query:
         branches, columns, kinds, nullable = self.query(tree, [])
         for body, out in branches:
             self.rules.append(Rule((Atom(self.pred, tuple(out)),), tuple(body)))
+        self.output_orders = self.orders_of(branches)
         return self.rules, columns, kinds, nullable
+
+    def orders_of(self, branches) -> list:
+        """The order of each output column: its variable's, when every branch agrees."""
+        found = [[self.orders.get(t) if isinstance(t, Var) else None for t in out] for _, out in branches]
+        return [column[0] if len(set(column)) == 1 else None for column in zip(*found)] if found else []
+
+    def note_orders(self, variables, rel: Relation) -> None:
+        for j, v in enumerate(variables):
+            if rel.order(j):
+                self.orders[v] = rel.order(j)
 
     def query(self, node, outer: list):
         """Bodies and output terms of a query: ``([(body, out)], columns, kinds, nullable)``."""
@@ -360,6 +384,7 @@ class _Query:
             rel = self.relation(item.name, item)
             alias = (item.alias or item.name).lower()
             variables = [self.var(c) for c in rel.columns]
+            self.note_orders(variables, rel)
             scope.append((alias, rel, variables))
             atoms.append(Atom(rel.pred, tuple(variables)))
             return
@@ -368,8 +393,9 @@ class _Query:
             aux = self.fresh_pred()
             for body, out in branches:
                 self.rules.append(Rule((Atom(aux, tuple(out)),), tuple(body)))
-            rel = Relation(aux, columns, kinds, nulls)
+            rel = Relation(aux, columns, kinds, nulls, self.orders_of(branches))
             variables = [self.var(c) for c in columns]
+            self.note_orders(variables, rel)
             scope.append(((item.alias or aux).lower(), rel, variables))
             atoms.append(Atom(aux, tuple(variables)))
             return
@@ -439,7 +465,8 @@ class _Query:
         subst = branch.subst
         later = []
         for positive, cond in literals:
-            if positive and isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, (exp.Column, exp.Literal)):
+            if positive and isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, (exp.Column, exp.Literal)) \
+                    and not self.tested(cond, scopes):
                 left = term_substituted(self.term(cond.this, scopes, kinds, branch), subst)
                 right = term_substituted(self.term(cond.expression, scopes, kinds, branch), subst)
                 self.comparable(cond, [left, right], kinds, "=")
@@ -463,6 +490,9 @@ class _Query:
         ops = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
         if type(cond) in ops:
             op = ops[type(cond)] if positive else _NEGATED[ops[type(cond)]]
+            if self.tested(cond, scopes):
+                branch.rest.append(self.typed_comparison(cond, op, scopes))
+                return
             left, right = self.term(cond.this, scopes, kinds, branch), self.term(cond.expression, scopes, kinds, branch)
             self.comparable(cond, [left, right], kinds, op)
             self.guard(branch, [left, right])
@@ -474,6 +504,12 @@ class _Query:
             term = self.term(cond.this, scopes, kinds, branch)
             null = positive != bool(cond.args.get("negate"))  # IS NOT NULL parses as Is(negate=True)
             branch.rest.append(Comparison("=" if null else "!=", term, ""))
+            return
+        if isinstance(cond, exp.Column):
+            var, order = self.column_order(cond, scopes)
+            if base_order(order) != "bool":
+                raise Refused(cond, f"the column {cond.sql(self.dialect)} is not a boolean: it is no condition")
+            branch.rest.append(self.test_atom(var, Test("=", positive, order)))  # NOT flag: false, NULL neither
             return
         if isinstance(cond, exp.Boolean):
             if cond.this != positive:
@@ -549,6 +585,43 @@ class _Query:
             head_terms = tuple(term_substituted(v, sub.subst) for v in shared)
             self.rules.append(Rule((Atom(aux, head_terms),), tuple(body)))
         branch.rest.append(Literal(Atom(aux, tuple(shared)), positive))
+
+    # -- comparisons of numbers, dates and booleans (ordered.py) --------------------------------
+
+    def column_order(self, e, scopes):
+        """The variable of a column reference and its order (None for int and text columns)."""
+        from sqlglot import exp
+
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if not isinstance(e, exp.Column):
+            return None, None
+        vs, rel, j = self.locate(e, scopes)
+        return vs[j], self.orders.get(vs[j])
+
+    def tested(self, cond, scopes) -> bool:
+        """Whether a comparison reads a column of a number, date or boolean type."""
+        return any(self.column_order(side, scopes)[1] is not None for side in (cond.this, cond.expression))
+
+    def typed_comparison(self, cond, op: str, scopes):
+        """``column op literal`` as a test, or two columns compared on their texts where those order as the values."""
+        (lvar, lorder), (rvar, rorder) = self.column_order(cond.this, scopes), self.column_order(cond.expression, scopes)
+        if lvar is not None and rvar is not None:
+            if not comparable_texts(lorder, rorder, op):
+                raise Refused(cond, f"comparing columns of types {lorder or 'integer or text'} and {rorder or 'integer or text'} with {op} is not translated")
+            return Comparison(op, lvar, rvar)
+        var, order, other = (lvar, lorder, cond.expression) if lvar is not None else (rvar, rorder, cond.this)
+        if lvar is None:
+            op = _MIRRORED[op]
+        value = literal_value(other, order, self.dialect)
+        if value is None:
+            raise Refused(cond, f"a column of type {order} is compared only with another of its type or with a literal: {other.sql(self.dialect)[:40]}")
+        return self.test_atom(var, Test(op, value, order))
+
+    def test_atom(self, var: Var, test: Test) -> Literal:
+        pred = self.fresh_pred()
+        self.tests.add(pred, test)
+        return Literal(Atom(pred, (var,)))
 
     def guard(self, branch: _Branch, terms) -> None:
         """``X != ""`` for each nullable column a comparison reads: NULL passes no condition."""

@@ -23,25 +23,25 @@ Example 4 (and Example 2's result): the graph of §2.2 without the untouched sub
 >>> from nablog.lang import parse
 >>> rules = parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).")
 >>> edge = {("f","e"), ("e","d"), ("e","a"), ("a","b"), ("d","c"), ("b","c"), ("c","g")}
+>>> from nablog.lang import Delta
 >>> for mode in MODES:
-...     change = Monitor(rules, ["closure"], mode).differentials({"edge": edge}, {"edge": {("h","d")}}, {"edge": {("b","c")}})
-...     print(mode, change["closure"].lines())
-materialized ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
-rod ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
-dred ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
-recompute ['+(h, c)', '+(h, d)', '+(h, g)', '-(a, c)', '-(a, g)', '-(b, c)', '-(b, g)']
+...     change = Monitor(rules, ["closure"], mode).differentials({"edge": edge}, Delta.parse("+edge(h, d). -edge(b, c)."))
+...     print(mode, str(change))
+materialized +closure(h, c). +closure(h, d). +closure(h, g). -closure(a, c). -closure(a, g). -closure(b, c). -closure(b, g).
+rod +closure(h, c). +closure(h, d). +closure(h, g). -closure(a, c). -closure(a, g). -closure(b, c). -closure(b, g).
+dred +closure(h, c). +closure(h, d). +closure(h, g). -closure(a, c). -closure(a, g). -closure(b, c). -closure(b, g).
+recompute +closure(h, c). +closure(h, d). +closure(h, g). -closure(a, c). -closure(a, g). -closure(b, c). -closure(b, g).
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from ..engines import PythonEngine
 from ..engines.encoding import ConstantDictionary, EncodedRelation
 from ..engines.algebra import difference, union_disjoint
-from ..lang import AnalysisError, Literal, NablogError, Program, analyze, format_constant, row_sort_key
+from ..lang import AnalysisError, Delta, Literal, NablogError, Program, analyze
 from ..transforms.maintenance import MINUS, PLUS, RED, maintenance_rules
 from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
@@ -49,22 +49,6 @@ from .deletions import LEVEL_GAP, Deletions, recursive
 from .live import Levelled, LivePlan, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
-
-
-@dataclass(frozen=True)
-class Change:
-    """The tuples that entered (``plus``) and left (``minus``) one relation in one commit."""
-
-    plus: frozenset[tuple]
-    minus: frozenset[tuple]
-
-    def __bool__(self) -> bool:
-        return bool(self.plus or self.minus)
-
-    def lines(self) -> list[str]:
-        """``+(row)`` and ``-(row)`` lines, sorted: a stable text for tests and logs."""
-        show = lambda row: "(" + ", ".join(format_constant(v) for v in row) + ")"  # noqa: E731
-        return [f"+{show(r)}" for r in sorted(self.plus, key=row_sort_key)] + [f"-{show(r)}" for r in sorted(self.minus, key=row_sort_key)]
 
 
 class Monitor:
@@ -160,33 +144,34 @@ class Monitor:
     def differentials(
         self,
         facts: Mapping[str, Set],
-        insert: Mapping[str, Iterable[tuple]] | None = None,
-        delete: Mapping[str, Iterable[tuple]] | None = None,
+        change: Delta,
         model: "Mapping[str, Set] | Callable[[], Mapping[str, Set]] | None" = None,
         version: int | None = None,
         *,
         real: bool = False,
-    ) -> dict[str, Change]:
-        """Per monitored view, what a change of base facts makes enter and leave it.
+    ) -> Delta:
+        """What a change of base facts makes enter and leave the monitored views: the delta of
+        the views (a view that does not change has no rows in it).
 
-        ``facts`` are the base facts before the change (stored relations by their stored names);
-        ``model`` their perfect model (or a function giving it, called only when needed), read by
-        ``materialized`` and ``dred`` (computed when not given) and never by ``rod``. Only true changes count: inserting a present fact or
-        deleting an absent one changes nothing, and a fact both inserted and deleted is deleted.
+        ``facts`` are the base facts before ``change`` (stored relations by their stored names,
+        as the change names them); ``model`` their perfect model (or a function giving it, called
+        only when needed), read by ``materialized`` and ``dred`` (computed when not given) and
+        never by ``rod``. Only true changes count: inserting a present fact or deleting an absent
+        one changes nothing.
 
         ``version`` numbers the state ``facts`` is in, when the caller numbers its commits (as
         ``Database`` does): ``rod`` then keeps the base facts encoded from one commit to the next
         instead of encoding them again each time, and ``materialized`` keeps the relations it
         reads, updated in place with each commit's differentials.
 
-        ``real`` says the caller computed the true changes already (a commit's, which the stores
-        worked out against the data): they are taken as given, not checked against ``facts`` again.
+        ``real`` says ``change`` holds true changes only (a commit's, computed once against the
+        data): they are taken as given, not checked against ``facts`` again.
         """
         if real:
-            ins = {p: set(rows) for p, rows in (insert or {}).items() if rows}
-            dele = {p: set(rows) for p, rows in (delete or {}).items() if rows}
+            ins, dele = change.sides()
+            ins, dele = {p: r for p, r in ins.items() if r}, {p: r for p, r in dele.items() if r}
         else:
-            ins, dele = true_changes(facts, insert or {}, delete or {})
+            ins, dele = true_changes(facts, *change.sides())
         if self._plans is not None and self.mode == "rod":
             changes = self._rod_live(self._live_state(version, lambda: facts), ins, dele)
             self._advance_live(version, ins, dele, {})
@@ -219,7 +204,7 @@ class Monitor:
         for view in self.views:
             if view not in self.derived:  # a base relation: its change is the true base change
                 changes[view] = (ins.get(view, ()), dele.get(view, ()))
-        return {v: Change(frozenset(map(tuple, changes.get(v, ((), ()))[0])), frozenset(map(tuple, changes.get(v, ((), ()))[1]))) for v in self.views}
+        return Delta.of_rows({v: changes[v][0] for v in self.views if v in changes}, {v: changes[v][1] for v in self.views if v in changes})
 
     def _materialized(self, model, ins, dele) -> dict:
         deltas = _deltas(ins, dele)
@@ -602,4 +587,4 @@ def _answer_sources(queries: Program, derived: frozenset[str]) -> dict[str, str]
     return out
 
 
-__all__ = ["MODES", "Change", "Monitor", "relevant_rules", "true_changes"]
+__all__ = ["MODES", "Monitor", "relevant_rules", "true_changes"]

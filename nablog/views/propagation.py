@@ -29,7 +29,7 @@ from ..engines import PythonEngine
 from ..engines.base import relation_arity
 from ..engines.compute import refuse_computation
 from ..lang import Program, Rule, base_part
-from ..lang.delta import Update, induced_update
+from ..lang.delta import Delta, induced_update
 from ..transforms import normalize, propagation_rules, transition_rules
 from ..transforms.propagation import DEL, INS
 
@@ -44,7 +44,7 @@ def propagate(
     *,
     model: Mapping[str, Set] | None = None,
     method: str = "incremental",
-) -> Update:
+) -> Delta:
     """The atoms, base and derived, that appear and disappear when base facts change.
 
     ``rules`` and ``facts`` are the database (facts separated out); ``model`` is its current
@@ -68,7 +68,7 @@ def propagate(
     return _by_rules(rules, facts, insert, delete)
 
 
-def _by_monitor(rules: Program, facts, insert, delete, model, mode: str) -> Update:
+def _by_monitor(rules: Program, facts, insert, delete, model, mode: str) -> Delta:
     """Seed 001's differentials of every view, plus the true base changes."""
     from .monitor import Monitor, true_changes
 
@@ -77,13 +77,13 @@ def _by_monitor(rules: Program, facts, insert, delete, model, mode: str) -> Upda
     insert = {stored(p): rows for p, rows in insert.items()}
     delete = {stored(p): rows for p, rows in delete.items()}
     ins, dele = true_changes(facts, insert, delete)
-    changes = Monitor(rules, sorted(derived), mode).differentials(facts, ins, dele, model=None if mode == "rod" else model, real=True)
-    gained = {**ins, **{p: c.plus for p, c in changes.items()}}
-    lost = {**dele, **{p: c.minus for p, c in changes.items()}}
+    changes = Monitor(rules, sorted(derived), mode).differentials(facts, Delta.of_rows(ins, dele), model=None if mode == "rod" else model, real=True)
+    gained = {**ins, **{p: c[0] for p, c in changes.by_relation().items()}}
+    lost = {**dele, **{p: c[1] for p, c in changes.by_relation().items()}}
     return induced_update(gained, lost)
 
 
-def _by_rules(rules: Program, facts, insert, delete) -> Update:
+def _by_rules(rules: Program, facts, insert, delete) -> Delta:
     engine = PythonEngine()
     derived = rules.derived
     only_rules = Program(tuple(s for s in rules.statements if isinstance(s, Rule)))

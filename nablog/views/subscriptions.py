@@ -29,8 +29,8 @@ import threading
 from collections import deque
 from typing import Callable, Iterable, Iterator, Mapping
 
-from ..lang import Atom, Program, Var, row_sort_key
-from .monitor import MODES, Change, Monitor
+from ..lang import Atom, Delta, Program, Var, row_sort_key
+from .monitor import MODES, Monitor
 
 Message = dict
 DEFAULT_BUFFER = 10_000
@@ -245,19 +245,19 @@ class Hub:
             self._monitors[key] = Monitor(self.rules, sorted(views), mode)
         return self._monitors[key]
 
-    def differentials(self, facts: Mapping, insert: Mapping, delete: Mapping, model: Callable[[], Mapping], version: int | None = None) -> dict[str, dict[str, Change]]:
-        """Per mode in use, per subscribed view, the change a commit makes to the state numbered
-        ``version`` (computed before the commit is applied). ``insert`` and ``delete`` are the
-        commit's true changes, computed once by the commit and handed to every monitor as they are."""
+    def differentials(self, facts: Mapping, change: Delta, model: Callable[[], Mapping], version: int | None = None) -> dict[str, Delta]:
+        """Per mode in use, the change a commit makes to the subscribed views of the state
+        numbered ``version`` (computed before the commit is applied). ``change`` is the commit's
+        true changes (stored names), computed once by the commit and handed to every monitor."""
         if self._stale:
             self._regroup()
         self._snapshots = (-1, {})  # the state they answered is left
-        out: dict[str, dict[str, Change]] = {}
+        out: dict[str, Delta] = {}
         self._used = []
         for mode, views in self._views.items():
             monitor = self.monitor(mode, frozenset(views))
             self._used.append(monitor)
-            out[mode] = monitor.differentials(facts, insert, delete, model=None if mode == "rod" else model, version=version, real=True)
+            out[mode] = monitor.differentials(facts, change, model=None if mode == "rod" else model, version=version, real=True)
         return out
 
     def derived_changes(self, derived: frozenset[str]) -> dict[str, tuple] | None:
@@ -268,7 +268,7 @@ class Hub:
                 return {p: (set(monitor.last_changes.get(p, ((), ()))[0]), set(monitor.last_changes.get(p, ((), ()))[1])) for p in derived}
         return None
 
-    def publish(self, version: int, changes: dict[str, dict[str, Change]]) -> None:
+    def publish(self, version: int, changes: dict[str, Delta]) -> None:
         """Deliver one commit's message to each subscription whose answer it changes: one message
         per query, shared by its subscribers (a message is read, never changed); callbacks are
         called in a tight loop, queues take the message through :meth:`Subscription.deliver`."""
@@ -276,10 +276,10 @@ class Hub:
             self._regroup()
         found: dict[int, tuple[Subscription, list[Subscription], list, list]] = {}
         for (mode, pred, positions), table in self._patterns.items():
-            change = changes.get(mode, {}).get(pred)
-            if not change:
+            change = changes.get(mode)
+            if change is None or pred not in change.predicates:
                 continue
-            for sign, rows in ((2, change.plus), (3, change.minus)):
+            for sign, rows in zip((2, 3), change.rows(pred)):
                 for row in rows:
                     for first, group in table.get(tuple(row[i] for i in positions), ()):
                         if matches(first.query, row):

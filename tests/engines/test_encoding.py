@@ -140,3 +140,34 @@ def test_a_relation_rekeyed_lazily_to_grown_dictionaries_keeps_its_tuples_and_in
     keys, order, cols, _ = moved.indexes[((1,), (), ())]
     assert (np.diff(keys) >= 0).all() and keys.tolist() == cols[1][order].tolist()
     assert sorted(zip(*(f.decode_column(c) for c in cols)), key=repr) == sorted(rows, key=repr)
+
+
+# -- strings numbered in bulk (issue 29) ----------------------------------------------------------
+
+from hypothesis import HealthCheck  # noqa: E402
+
+from nablog.engines.dictionary import STR_ROWS, str_array  # noqa: E402
+
+_TEXTS = st.one_of(st.sampled_from(["", "a", "B", "é", "\U0001f600", "a\x00b", "10", "ß", "Z"]), st.text(max_size=3))
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sets(st.one_of(st.integers(-5, 5), _TEXTS), max_size=6), st.lists(st.lists(_TEXTS, max_size=8), max_size=3), st.lists(st.lists(st.integers(-3, 9), max_size=5), max_size=2))
+def test_strings_numbered_by_pyarrow_as_one_at_a_time(constants, texts, ints):
+    # The oracle: the dictionary of every value built one Python object at a time.
+    arrays = [str_array(t) for t in texts]
+    if any(a is None for a in arrays):  # a lone surrogate: not UTF-8, numbered one at a time
+        return
+    d, ids = ConstantDictionary.encoding(constants, [np.array(i, dtype=np.int64) for i in ints], arrays)
+    oracle = ConstantDictionary.build(set(constants).union(*texts, *ints))
+    assert d.values == oracle.values
+    assert [i.tolist() for i in ids] == [[oracle.id(v) for v in values] for values in ints + texts]
+
+
+def test_a_model_of_string_rows_numbered_in_bulk_equals_the_one_of_plain_rows():
+    rows = {(f"e{i}", f"d{i % 7}") for i in range(STR_ROWS)}
+    program = parse("m(E, H) :- ed(E, D), dh(D, H).")
+    facts = {"ed": rows, "dh": {(f"d{k}", k) for k in range(7)}}
+    bulk = PythonEngine().evaluate(program, facts)
+    assert set(bulk["m"]) == {(e, int(d[1:])) for e, d in rows}
+    assert set(bulk["ed"]) == rows

@@ -378,3 +378,44 @@ def test_an_explicit_choice_is_recorded_when_written_and_a_later_guess_does_not_
     source = CsvFile(path, header=False)
     source.write({"l": {("Lake", "Island"), ("Neagh", "Ireland")}})
     assert CsvFile(path).read() == {("Lake", "Island"), ("Neagh", "Ireland")}
+
+
+# -- the bulk reading of plain texts (issue 29) --------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.strategies import examples  # noqa: E402
+
+_PLAIN_FIELDS = st.one_of(
+    st.sampled_from(["", "0", "-0", "12", "-3", "007", "+5", "1.0", " 7", "name", "Name", "a b", "x-1", "99999999999999999999", "-9223372036854775808", "é", "\u2028", "\x0b"]),
+    st.text(st.characters(blacklist_characters='"\r\n\x00,', blacklist_categories=("Cs",)), max_size=4),
+)
+
+
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.lists(_PLAIN_FIELDS, min_size=1, max_size=3), max_size=8),
+    st.lists(st.integers(0, 8), max_size=3),
+    st.sampled_from([None, True, False]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_plain_text_is_read_in_bulk_as_the_csv_module_reads_it(tmp_path_factory, records, blanks, header, bom, final_newline):
+    # A text without quotes, carriage returns or NUL is read column by column with pyarrow; the
+    # oracle is the general reader (the path a rewrite takes, layout=True), record by record.
+    lines = [",".join(r) for r in records]
+    for at in blanks:
+        lines.insert(min(at, len(lines)), "")
+    text = ("\ufeff" if bom else "") + "\n".join(lines) + ("\n" if final_newline and lines else "")
+    path = tmp_path_factory.mktemp("plain") / "r.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    try:
+        general = read_csv(path, header, layout=True)
+    except DataError as e:
+        with pytest.raises(DataError) as bulk:
+            read_csv(path, header)
+        assert str(bulk.value) == str(e)
+        return
+    bulk = read_csv(path, header)
+    assert (bulk.rows, bulk.header, bulk.width, bulk.newline, bulk.bom) == (general.rows, general.header, general.width, general.newline, general.bom)

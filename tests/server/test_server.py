@@ -356,3 +356,68 @@ def test_watch_and_commit_on_the_command_line(served):
         [sys.executable, "-m", "nablog.cli", "commit", served.url, "+closure(a, a).", "--token-file", token], capture_output=True, text=True, timeout=30
     )
     assert bad.returncode == 2 and bad.stderr.startswith(f"error: {served.url}: closure is a view")
+
+
+def _post(server, path: str, body: dict):
+    """POST ``body`` to the endpoint ``path`` of an in-process server; (status, JSON answer)."""
+    import asyncio
+
+    from starlette.requests import Request
+
+    data = json.dumps(body).encode()
+
+    async def receive():
+        return {"type": "http.request", "body": data, "more_body": False}
+
+    async def ask():
+        scope = {"type": "http", "method": "POST", "path": path, "headers": [(b"authorization", b"Bearer token")], "query_string": b""}
+        response = await getattr(server, path.strip("/"))(Request(scope, receive))
+        return response.status_code, json.loads(response.body)
+
+    return asyncio.run(ask())
+
+
+def test_apply_searches_once_apart_and_writes_the_realization_it_chose(tmp_path, monkeypatch):
+    # /apply searches in a child process (holding no lock) for the picked realization, then
+    # re-verifies it against its request and basis and writes it in the server: one search, never
+    # in the server's process.
+    from nablog.server.app import create_app
+
+    calls = tmp_path / "calls"
+    propose = Database.propose
+
+    def noted(self, *args, **kwargs):
+        with open(calls, "a") as f:
+            f.write(f"{os.getpid()} {kwargs.get('limit')}\n")
+        return propose(self, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "propose", noted)
+    db = Database.from_text((EXAMPLES / "chairs.lp").read_text())
+    server = create_app(db, "token").state.server
+    status, answer = _post(server, "/apply", {"request": "+staff_chair(aravindan, gerhard).", "pick": 2})
+    assert (status, answer["version"]) == (200, 1)
+    assert answer["insert"][:2] == ["group_chair(infor1, gerhard)", "staff_chair(aravindan, gerhard)"] and "group_chair(infor1, matthias)" in answer["delete"]
+    searches = calls.read_text().splitlines()
+    assert len(searches) == 1 and searches[0].split()[0] != str(os.getpid()) and searches[0].split()[1] == "2"
+    assert db.query("group_chair(infor1, X)") == [("infor1", "gerhard")]
+
+
+def test_apply_refuses_a_realization_whose_data_changed_during_its_search(monkeypatch):
+    # A commit landing between the search (on version 0) and the write makes the realization's
+    # basis stale: re-verified against it, it is refused, and nothing is written.
+    from nablog.server.app import create_app
+
+    db = Database.from_text((EXAMPLES / "chairs.lp").read_text())
+    apply = Database.apply
+
+    def after_a_commit(self, change, request=""):
+        self.commit(["staff_group(delhibabu, infor2)"])
+        return apply(self, change, request)
+
+    monkeypatch.setattr(Database, "apply", after_a_commit)
+    server = create_app(db, "token").state.server
+    from nablog.lang import NablogError
+
+    with pytest.raises(NablogError, match="^error: the data changed since this realization was proposed"):  # the app answers it 400
+        _post(server, "/apply", {"request": "+staff_chair(aravindan, gerhard).", "pick": 1})
+    assert db.version == 1 and db.query("staff_chair(aravindan, gerhard)") == []

@@ -44,3 +44,48 @@ def test_one_options_value_answers_as_its_fields_given_one_by_one():
 def test_the_prepared_problem_is_frozen():
     assert dataclasses.fields(ViewUpdate)[0].name == "rules"
     assert ViewUpdate.__dataclass_params__.frozen
+
+
+CHAIRS = (
+    "staff_chair(X, Y) :- staff_group(X, Z), group_chair(Z, Y)."
+    " #constraint one_chair :- group_chair(G, X), group_chair(G, Y), X != Y."
+    " #constraint one_group :- group_chair(G, X), group_chair(H, X), G != H."
+    " group_chair(infor1, matthias). group_chair(infor2, gerhard). staff_group(delhibabu, infor1). staff_group(aravindan, infor1)."
+)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_the_handle_yields_each_realization_as_it_is_verified_then_answers_the_proposal(method, monkeypatch):
+    # Streaming is iteration (as clingo's SolveHandle): the first realization comes before the
+    # search has verified the others (asp verifies one at a time; the other methods order what
+    # they found first); iterated to the end, the handle yields the proposal's realizations in
+    # its order, and then answers as that proposal.
+    from nablog.solver.realization import Verifier
+
+    db = Database.from_text(CHAIRS)
+    whole = db.propose("+staff_chair(aravindan, gerhard).", method=method)
+    verified = []
+    realizes = Verifier.realizes
+    monkeypatch.setattr(Verifier, "realizes", lambda self, *changes: verified.append(changes) or realizes(self, *changes))
+    handle = db.propose("+staff_chair(aravindan, gerhard).", method=method, stream=True)
+    stream = iter(handle)
+    first = next(stream)
+    at_first = len(verified)
+    rest = list(stream)
+    assert [r.changes.lines() for r in [first, *rest]] == [r.changes.lines() for r in whole] and len(whole) == 3
+    if method == "asp":
+        assert at_first < len(verified)
+    proposal = handle.get()
+    assert (proposal.status, proposal.message, [r.changes.lines() for r in proposal]) == (whole.status, whole.message, [r.changes.lines() for r in whole])
+    assert (handle.status, len(handle), handle[0].changes.lines(), [r.changes.lines() for r in handle]) == (
+        whole.status, 3, whole[0].changes.lines(), [r.changes.lines() for r in whole])
+
+
+def test_a_cancelled_handle_stops_its_search():
+    db = Database.from_text(CHAIRS)
+    handle = db.propose("+staff_chair(aravindan, gerhard).", stream=True)
+    first = next(iter(handle))
+    handle.cancel()
+    assert first.changes.lines() == ["+staff_group(aravindan, infor2)"] and list(iter(handle)) == []
+    with pytest.raises(RuntimeError, match="the search was cancelled"):
+        handle.get()

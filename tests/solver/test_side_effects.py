@@ -21,10 +21,11 @@ from tests.solver.test_bruteforce import BASE, databases, naive_model
 from tests.solver.test_recursive_insertion import RULES as CHAIN, chart, charts
 from tests.strategies import examples
 
-import nablog.lang.delta as realization  # KEPT_EFFECTS, Update and induced_update live beside Delta
+import nablog.lang.delta as realization  # KEPT_EFFECTS and induced_update live beside Delta
 from nablog import Database
 from nablog.lang import Atom, BaseDeclaration
-from nablog.solver.realization import Update, Verifier, sorted_atoms
+from nablog.lang import Delta
+from nablog.solver.realization import Verifier, sorted_atoms
 
 CHAIRS = """
 staff_chair(X,Y) :- staff_group(X,Z), group_chair(Z,Y).
@@ -63,7 +64,7 @@ def expected_effects(db: Database, r, request_atoms: set[str]) -> list[str]:
     def atoms(one, other):
         return [Atom(p, row) for p in derived for row in one.get(p, set()) - other.get(p, set()) if str(Atom(p, row)) not in request_atoms]
 
-    return Update(sorted_atoms(atoms(after, before)), sorted_atoms(atoms(before, after))).lines()
+    return Delta(sorted_atoms(atoms(after, before)), sorted_atoms(atoms(before, after))).lines()
 
 
 def assert_side_effects(db: Database, r, request_atoms: set[str]) -> None:
@@ -98,7 +99,7 @@ def test_large_side_effects_are_counted_at_verification_and_computed_when_first_
     assert [r.side_effects.count() for r in proposal] == [(7, 0), (9, 6), (9, 6), (4, 6)]
     assert [len(r.side_effects) for r in proposal] == [7, 15, 15, 10]
     assert not any(r.side_effects.computed for r in proposal) and len(evaluations) == verified
-    assert repr(proposal[3].side_effects) == "Update(+4, -6)"
+    assert repr(proposal[3].side_effects) == "Delta(+4, -6)"
     # Asked for, the effects are one re-evaluation each time, and not kept (they are large).
     assert proposal[3].side_effects.lines() == [
         "+manager(h1, h2)",

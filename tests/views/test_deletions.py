@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nablog.engines import PythonEngine
-from nablog.lang import Comparison, Var, parse
+from nablog.lang import Comparison, Delta, Var, parse
 from nablog.views.deletions import LEVEL_GAP, Deletions
 from nablog.views.live import Relation
 from nablog.views.monitor import Monitor, true_changes
 from tests.strategies import DERIVED, base_facts, examples, stratified_programs
-from tests.views.test_monitor import _apply
+from tests.views.test_monitor import _apply, commit_of
 
 CLOSURE = parse("closure(X,Y) :- edge(X,Y). closure(X,Y) :- edge(X,Z), closure(Z,Y).")
 
@@ -67,7 +67,7 @@ def test_a_proof_deeper_than_3_falls_back_to_delete_and_rederive():
     assert sorted(out["del__closure"]) == [("c", "d"), ("c", "y")] and sorted(out["red__closure"]) == [("c", "y")]
     assert levels[("c", "y")] == 5 * LEVEL_GAP
     monitor = Monitor(CLOSURE, ["closure"], "materialized")
-    assert monitor.differentials({"edge": edges}, {}, {"edge": {("c", "d")}}, version=0)["closure"].lines() == ["-(c, d)"]
+    assert monitor.differentials({"edge": edges}, Delta.parse("-edge(c, d)."), version=0).lines() == ["-closure(c, d)"]
 
 
 def test_a_tuple_is_never_proved_through_itself():
@@ -96,8 +96,8 @@ def test_the_numbering_of_insertions_follows_their_derivations():
     ins__p0 and red__p0."""
     program = parse("p0(0, X) :- f(2), e(X, Y). p0(0, 1) :- p0(Y, X), e(X, Y), f(X), not g.")
     monitor = Monitor(program, ["p0"], "materialized")
-    change = monitor.differentials({"e": set(), "f": {(2,)}, "g": {()}}, {"e": {(2, 0)}}, {"g": {()}}, version=0)
-    assert change["p0"].lines() == ["+(0, 1)", "+(0, 2)"]
+    change = monitor.differentials({"e": set(), "f": {(2,)}, "g": {()}}, Delta.parse("+e(2, 0). -g."), version=0)
+    assert change.lines() == ["+p0(0, 1)", "+p0(0, 2)"]
     assert monitor._levels["p0"][(0, 2)] < monitor._levels["p0"][(0, 1)]
 
 
@@ -107,10 +107,10 @@ def test_a_mixed_commit_rederives_through_the_layers_insertions():
     state): (R) runs again with the insertions, and (a, c) stays."""
     edges = {("a", "b"), ("b", "c")}
     monitor = Monitor(CLOSURE, ["closure"], "materialized")
-    change = monitor.differentials({"edge": edges}, {"edge": {("a", "e"), ("e", "c")}}, {"edge": {("a", "b")}}, version=0)["closure"]
-    assert change.lines() == ["+(a, e)", "+(e, c)", "-(a, b)"]
-    change = monitor.differentials({"edge": edges - {("a", "b")} | {("a", "e"), ("e", "c")}}, {"edge": {("a", "b")}}, {"edge": {("e", "c")}}, version=1)["closure"]
-    assert change.lines() == ["+(a, b)", "-(e, c)"]
+    change = monitor.differentials({"edge": edges}, Delta.parse("+edge(a, e). +edge(e, c). -edge(a, b)."), version=0)
+    assert change.lines() == ["+closure(a, e)", "+closure(e, c)", "-closure(a, b)"]
+    change = monitor.differentials({"edge": edges - {("a", "b")} | {("a", "e"), ("e", "c")}}, Delta.parse("+edge(a, b). -edge(e, c)."), version=1)
+    assert change.lines() == ["+closure(a, b)", "-closure(e, c)"]
     _well_founded_closure(monitor, edges - {("e", "c")} | {("a", "e")})
 
 
@@ -138,10 +138,10 @@ def test_streams_of_deletes_inserts_and_mixed_commits_on_small_dense_graphs():
             insert = {e for e in pairs if e not in edges}
             delete = {e for e in pairs if e in edges}
             old = set(engine.evaluate(CLOSURE, {"edge": edges})["closure"])
-            got = monitor.differentials({"edge": edges}, {"edge": insert}, {"edge": delete}, version=version)["closure"]
+            got = monitor.differentials({"edge": edges}, Delta.of_rows({"edge": insert}, {"edge": delete}), version=version)
             edges = (edges | insert) - delete
             new = set(engine.evaluate(CLOSURE, {"edge": edges})["closure"])
-            assert (got.plus, got.minus) == (frozenset(new - old), frozenset(old - new)), (seed, version)
+            assert got.rows("closure") == (frozenset(new - old), frozenset(old - new)), (seed, version)
             _well_founded_closure(monitor, edges)
 
 
@@ -201,7 +201,7 @@ def test_levels_stay_well_founded_on_generated_programs(program, facts, commits)
     monitor = Monitor(program, views, "materialized")
     current = facts
     for version, (insert, delete) in enumerate(commits):
-        monitor.differentials(current, insert, delete, model=engine.evaluate(program, current) if version == 0 else None, version=version)
+        monitor.differentials(current, commit_of(insert, delete), model=engine.evaluate(program, current) if version == 0 else None, version=version)
         current = _apply(current, *true_changes(current, insert, delete))
         model = engine.evaluate(program, current)
         domain = {v for rows in model.values() for r in rows for v in r} | set(program.constants())
