@@ -312,13 +312,19 @@ def str_array(values: list):
 
 def _numbered_strings(strs: list[str], arrays: list) -> tuple[list[str], list[np.ndarray]]:
     """The sorted distinct strings of ``strs`` and of the pyarrow ``arrays``, and each array's
-    positions among them."""
+    positions among them: one hash pass numbers the values in order of appearance
+    (``dictionary_encode``), one sort of the distinct ones ranks them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    distinct = pc.unique(pa.chunked_array([pa.array(strs, pa.large_string()), *arrays], pa.large_string()))
-    distinct = distinct.take(pc.sort_indices(distinct))
-    return distinct.to_pylist(), [pc.index_in(a, value_set=distinct).to_numpy(zero_copy_only=False).astype(INT) for a in arrays]
+    encoded = pc.dictionary_encode(pa.concat_arrays([pa.array(strs, pa.large_string()), *arrays]))
+    distinct = encoded.dictionary
+    order = pc.sort_indices(distinct).to_numpy()
+    rank = np.empty(len(order), INT)
+    rank[order] = np.arange(len(order), dtype=INT)
+    ids = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    ends = np.cumsum([len(strs)] + [len(a) for a in arrays])
+    return distinct.take(order).to_pylist(), [ids[a:b] for a, b in zip(ends, ends[1:])]
 
 
 def int_rows(rows: Set | list | tuple, arity: int | None = None) -> np.ndarray | None:

@@ -25,11 +25,28 @@ KEYWORDS = frozenset({"not"})
 IDENTIFIER = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
+_VARIABLES: dict[str, "Var"] = {}
+
+
+@dataclass(frozen=True, eq=False)
 class Var:
-    """A variable; ``_`` alone is anonymous (each occurrence a different variable)."""
+    """A variable; ``_`` alone is anonymous (each occurrence a different variable).
+
+    One object per name (``Var("X") is Var("X")``), so equality and hashing are identity's (in C):
+    bindings are dicts keyed by variables, and the relevance search looks them up millions of
+    times per request — a dataclass's tuple hash and field-by-field equality were a sixth of its
+    time (org chart, 1e5). Pickling and copying go through the name (``__reduce__``)."""
 
     name: str
+
+    def __new__(cls, name: str) -> "Var":
+        found = _VARIABLES.get(name)
+        if found is None:
+            found = _VARIABLES[name] = super().__new__(cls)
+        return found
+
+    def __reduce__(self):
+        return (Var, (self.name,))
 
     def __str__(self) -> str:
         return self.name
