@@ -367,3 +367,30 @@ def test_interactive_verification_asks_about_each_updated_row_and_keeps_the_answ
     refused = verify_cells_interactively(program, {"h": ROWS}, VerifiedTable(tmp_path / "no.csv"), lambda q: "n", io.StringIO())
     assert refused == {("h", ("acme", "35233", "bham")): False}
     assert repair_cells(program, {"h": ROWS}, verified=refused).corrections == ()
+
+
+@st.composite
+def reports(draw):
+    """Small multi-source tables: sources s1..s3 report flights x, y with a departure and arrival."""
+    n = draw(st.integers(3, 7))
+    return [(draw(st.sampled_from(["s1", "s2", "s3"])), draw(st.sampled_from(["x", "y"])), draw(st.sampled_from(["9", "10", ""])), draw(st.sampled_from(["a", "b", ""]))) for _ in range(n)]
+
+
+def _groups_violated(rows, fds):
+    out = 0
+    for x, y in fds:
+        groups = {}
+        for r in rows:
+            groups.setdefault(r[x], set()).add(r[y])
+        out += sum(1 for v in groups.values() if len(v) > 1)
+    return out
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reports())
+def test_with_sources_the_entity_key_stays_nulls_never_appear_and_left_is_what_stays_violated(rows):
+    result = repair_cells(parse(FLIGHTS), {"f": rows}, source="src")
+    after = result.apply({"f": rows})["f"]
+    assert all(c.column != "flight" and c.new != "" for c in result.corrections)
+    assert len(result.left) == _groups_violated(after, [(1, 2), (1, 3), (2, 3)])
+    assert result.consistent == (len(result.left) == 0) and not result.unrepaired
