@@ -384,6 +384,8 @@ class Relevance:
         Instances through which every realization needs at least ``floor`` changes are left out
         too (the answer lists none of that size, see :meth:`_changes_for`): a replaced airport for
         each of Lufthansa's 900 airports is three changes."""
+        if self._tick():  # (an instance left out yields nothing: the callers' ticks wait)
+            return
         if self.floor is not None and self._changes_for(rule, binding) >= self.floor:
             # Counted as the ways its variables would range over: the search over whole
             # domains follows only when what was left out is small (see supported_first).
