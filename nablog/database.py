@@ -49,7 +49,7 @@ from .lang import (
 )
 from .lang.analysis import check_signature
 from .lang.errors import AnalysisError, did_you_mean
-from .state import State
+from .state import State, long_lived
 from .transforms.flatten import flatten
 from .views.mediator import DELETION_METHODS, Mediator, is_mediated
 from .views.subscriptions import matches
@@ -433,7 +433,8 @@ class Database:
         model, its constraint violations, the lookup table of its constants, the classes of
         interchangeable values, the indexes candidate search and verification probe (see
         :func:`nablog.solver.prepared.prepare`) — instead of in the first request. They are kept
-        until a commit changes the state; the first request after it builds them again.
+        until a commit changes the state, which carries them over its changes. What is built here
+        lives as long as the state, out of the cyclic collector's sight (:func:`nablog.state.long_lived`).
 
         >>> db = Database.from_text("p(X) :- q(X), not r(X). q(1). r(1).")
         >>> db.prepare()
@@ -444,7 +445,8 @@ class Database:
 
         index = self.state.index()
         if not index.tables.get("prepared"):
-            prepare(self.rules, self.python_model(), index)
+            with long_lived():
+                prepare(self.rules, self.python_model(), index)
             index.tables["prepared"] = True
 
     def apart(self, work: "Callable[[Database, Callable[[object], None]], T]") -> "Apart[T]":

@@ -15,8 +15,10 @@ the induced update (seed 002, Def. 2) is computed once, and every cache over the
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import MutableSet
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable
 
 from .engines import Engine, Model, PythonEngine
@@ -30,6 +32,33 @@ if TYPE_CHECKING:
     from .explain import Explainer
     from .io.stores import Stores
     from .views.subscriptions import Hub
+
+
+@contextmanager
+def long_lived():
+    """Build what lives as long as a state — its model and the tables every request reads
+    (:meth:`nablog.database.Database.prepare`, which a server calls once) — out of the cyclic
+    garbage collector's sight. Sets of millions of tuples hold no reference cycles, yet each full
+    collection walks every one of them: on the 1e6-fact org chart a prepared first request took
+    0.15 CPU s and the first after a commit up to 0.41 s when a collection fell inside it, against
+    0.03–0.05 s with everything frozen. Inside, collection is paused; on leaving, everything alive
+    is moved to the collector's permanent generation (``gc.freeze``), which it never walks again.
+    Reference counting still frees what a commit drops; only a reference cycle alive at that
+    moment and dropped later is never collected.
+
+    >>> with long_lived():
+    ...     facts = {(i, str(i)) for i in range(3)}
+    >>> gc.isenabled()
+    True
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 class State:

@@ -408,21 +408,22 @@ def _repair_cells(args: argparse.Namespace, db: Database) -> int:
     from ..repair.cells import repair_cells
     from ..repair.output import ordered_relations, print_cell_report, write_cell_repair
 
-    for flag, given in (("--interactive", args.interactive), ("--set", args.set), ("--verified", args.verified)):
-        if given:
-            raise NablogError(f"{flag} does not apply to --policy cells", hint="a cell repair inserts no new constants and asks no questions; drop " + flag)
+    if args.set:
+        raise NablogError("--set does not apply to --policy cells", hint="a cell repair inserts no new constants; drop --set")
     if args.format != "csv":
         raise NablogError("--policy cells writes the repaired relations row-aligned as CSV", hint="drop --format, or repair tuples (--policy subset) to write Parquet")
     relations = ordered_relations(db)
-    result = repair_cells(
-        db.rules,
-        {p: r.rows for p, r in relations.items()},
-        protect=protections(args),
-        source=args.source,
-        limit=args.enumerate,
-        timeout=args.timeout,
-        engine=db.engine,
-    )
+    rows = {p: r.rows for p, r in relations.items()}
+    options = dict(protect=protections(args), source=args.source, timeout=args.timeout, engine=db.engine)
+    verified = None
+    if args.interactive:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise NablogError("--interactive needs a terminal", hint="repair without one, or run nablog repair ... --interactive in a terminal")
+        from ..repair.verify import VerifiedTable, verify_cells_interactively
+
+        table_path = Path(args.verified) if args.verified else Path(args.files[0]).parent / ".nablog" / "verified.csv"
+        verified = verify_cells_interactively(db.rules, rows, VerifiedTable(table_path), input, sys.stdout, **options)
+    result = repair_cells(db.rules, rows, limit=args.enumerate, verified=verified, **options)
     if args.out:
         written = write_cell_repair(args.out, db.program, relations, result.corrections)
         if not args.json:

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..engines import Engine, PythonEngine
 from ..engines.violations import name_anonymous
-from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogError, Program, Requirement, Var, arith
+from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogError, Program, Requirement, Var, arith, row_sort_key
 from ..lang.ast import term_variables
 from ..solver.bindings import _unify
 from .candidates import CHANGE, SCALE, Domain, Statistics, change_prior, domains, source_weights
@@ -228,6 +228,7 @@ def repair_cells(
     timeout: float | None = None,
     engine: Engine | None = None,
     max_rounds: int = 10,
+    verified: Mapping[tuple[str, tuple], bool] | None = None,
     _stage: frozenset[str] | None = None,
 ) -> CellRepair:
     """A least-cost set of cell updates after which the constraints of ``program`` hold (or, when
@@ -251,6 +252,11 @@ def repair_cells(
         Seconds for the optimisation; the best repair found by then is returned.
     engine : Engine, optional
         Finds the violations of general denials (python by default; spark for large data).
+    verified : mapping, optional
+        Facts ``(relation, tuple)`` a person verified, to their truth (seed 004 §5, case 2;
+        :func:`nablog.repair.verify.verify_cells_interactively`). A row equal to a true fact never
+        changes; a false fact is a ground denial ``:- r(t).``: a row equal to it must change (all
+        its cells are implicated) and no row may become it.
 
     With a source column whose relation has an entity key (:func:`_entity_keys`), the repair runs
     in two stages: the dependencies on the entity key first — each entity's reports made to agree,
@@ -285,17 +291,19 @@ def repair_cells(
             fds.append(_Fd(c.name, c.fd.pred, c.fd.lhs, c.fd.rhs))
         else:
             general.append(_Denial(c.name, c.constraint))
+    general.extend(_verified_false(verified or {}))
     for fd in fds:
         relations.setdefault(fd.relation, [])
-    fixed_relations, fixed_rows = _protections(program, protect, relations)
+    trusted_facts = [Atom(p, tuple(args)) for (p, args), truth in (verified or {}).items() if truth]
+    fixed_relations, fixed_rows = _protections(program, list(protect) + trusted_facts, relations)
     source_column = _source(source, relations, columns)
     entity = _entity_keys(fds, relations, source_column)
     if entity and _stage is None:
         first_fds = frozenset(fd.name for fd in fds if set(fd.lhs) <= entity.get(fd.relation, set()))
         if first_fds != frozenset(fd.name for fd in fds) or general:
-            first = repair_cells(program, relations, protect=protect, source=source, timeout=timeout, engine=engine, max_rounds=max_rounds, _stage=first_fds)
+            first = repair_cells(program, relations, protect=protect, source=source, timeout=timeout, engine=engine, max_rounds=max_rounds, verified=verified, _stage=first_fds)
             rest = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
-            second = repair_cells(program, first.apply(relations), protect=protect, source=source, limit=limit, timeout=rest, engine=engine, max_rounds=max_rounds, _stage=frozenset(c.name for c in infos))
+            second = repair_cells(program, first.apply(relations), protect=protect, source=source, limit=limit, timeout=rest, engine=engine, max_rounds=max_rounds, verified=verified, _stage=frozenset(c.name for c in infos))
             return _staged(first, second, relations)
 
     implicated: dict[tuple[str, int, int], set[str]] = {}
@@ -408,6 +416,15 @@ def _source(source: str | None, relations: Mapping[str, Sequence[tuple]], column
         f"--source {source}: no relation has a column {column!r}" + (f" (relation {relation})" if sep else ""),
         hint="name the column that says where each row comes from, as COLUMN or REL.COLUMN (declare it with #columns)",
     )
+
+
+def _verified_false(verified: Mapping[tuple[str, tuple], bool]) -> list[_Denial]:
+    """Each fact verified false as the ground denial ``:- r(t).`` (named ``verified_false_N``)."""
+    out = []
+    for n, ((p, args), truth) in enumerate(sorted(((a, t) for a, t in verified.items() if not t), key=lambda x: (x[0][0], row_sort_key(x[0][1])))):
+        name = f"verified_false_{n + 1}"
+        out.append(_Denial(name, Denial((Literal(Atom(p, tuple(args))),), name)))
+    return out
 
 
 def _entity_keys(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], source_column: tuple[str, int] | None) -> dict[str, set[int]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Callable, Mapping, TextIO
+from typing import Callable, Mapping, Sequence, TextIO
 
 from ..io.base import atomic_write
 from ..lang import Atom, DataError, Program, parse_atom, row_sort_key
@@ -106,15 +106,78 @@ def verify_interactively(
         atom = Atom(fact[0], fact[1])
         changed_by = sum(1 for t in result.tables if any(a == fact for _, a in t.corrections()))
         out.write(f"\n{len(result.tables)} alternative correction table" + ("s" if len(result.tables) != 1 else "") + f"; {changed_by} change {atom}\n")
-        while True:
-            answer = read(f"is {atom} true? [y/n, q to stop] ").strip().lower()
-            if answer in ("y", "yes", "n", "no", "q", "quit"):
-                break
-            out.write("answer y (it is true), n (it is false) or q\n")
-        if answer in ("q", "quit"):
+        answer = _ask(read, out, f"is {atom} true?", "answer y (it is true), n (it is false) or q\n")
+        if answer is None:
             return verified
-        verified[fact] = answer in ("y", "yes")
+        verified[fact] = answer
         table.save(verified)
 
 
-__all__ = ["VerifiedTable", "deciding_fact", "verify_interactively"]
+def verify_cells_interactively(
+    program: Program,
+    relations: Mapping[str, Sequence[tuple]],
+    table: VerifiedTable,
+    read: Callable[[str], str],
+    out: TextIO,
+    *,
+    alternatives: int = 20,
+    **options,
+) -> dict[GroundAtom, bool]:
+    """Verification of a cell repair (``repair --policy cells --interactive``).
+
+    A cell repair updates rows; as seed 004's update, an updated row is the deletion of its old
+    tuple and the insertion of the new one, so the person is asked about the *updated row*: among
+    the optimal cell repairs (up to ``alternatives``), the one whose new tuple splits them most
+    evenly (:func:`deciding_fact` over their insertions). "Yes" verifies the new tuple true and
+    the old one false; "no" verifies the new tuple false, so no row becomes it. The answers go to
+    ``table`` and into the next repair (``repair_cells(..., verified=...)``); questions go on
+    until every update of the first repair is verified. ``options`` are passed to
+    :func:`~nablog.repair.cells.repair_cells`.
+    """
+    from .cells import CellRepair, repair_cells
+
+    verified = table.load()
+    if verified:
+        out.write(f"{len(verified)} verified fact" + ("" if len(verified) == 1 else "s") + f" from {table.path}\n")
+    while True:
+        result = repair_cells(program, relations, limit=alternatives, verified=verified, **options)
+        repairs = [result.corrections] + list(result.alternatives)
+        updates = [_updates(CellRepair("consistent", r, 0), relations) for r in repairs]
+        tables = [CorrectionTable.of([("+", new) for new in u.values()]) for u in updates]
+        fact = deciding_fact([t for t in tables if any(a not in verified for _, a in t.corrections())], verified)
+        if fact is None or all(new in verified for new in updates[0].values()):
+            out.write("every update of the cell repair is verified.\n" if result.corrections else "the cell repair changes nothing.\n")
+            return verified
+        old = next(o for u in updates for o, new in u.items() if new == fact)
+        changed_by = sum(1 for u in updates if fact in u.values())
+        out.write(f"\n{len(repairs)} optimal cell repair" + ("s" if len(repairs) != 1 else "") + f"; {changed_by} update {Atom(*old)}\n")
+        answer = _ask(read, out, f"  to {Atom(*fact)}: is that right?", "answer y (the updated row is right), n (it is not) or q\n")
+        if answer is None:
+            return verified
+        if answer:
+            verified[fact] = True
+            verified[old] = False
+        else:
+            verified[fact] = False
+        table.save(verified)
+
+
+def _ask(read: Callable[[str], str], out: TextIO, question: str, help_text: str) -> bool | None:
+    """The person's yes (True) or no (False), asked until understood; None when they stop."""
+    while True:
+        answer = read(f"{question} [y/n, q to stop] ").strip().lower()
+        if answer in ("y", "yes", "n", "no"):
+            return answer in ("y", "yes")
+        if answer in ("q", "quit"):
+            return None
+        out.write(help_text)
+
+
+def _updates(repair, relations: Mapping[str, Sequence[tuple]]) -> dict[GroundAtom, GroundAtom]:
+    """Old tuple -> new tuple of every row the repair updates."""
+    after = repair.apply(relations)
+    rows = sorted({(c.relation, c.row) for c in repair.corrections})
+    return {(p, tuple(relations[p][r])): (p, tuple(after[p][r])) for p, r in rows}
+
+
+__all__ = ["VerifiedTable", "deciding_fact", "verify_cells_interactively", "verify_interactively"]

@@ -397,6 +397,11 @@ def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | Non
         return Proposal(request, "timeout", [], "no realization found before the timeout (the search was stopped while finding candidate changes)", [], len(ground.candidates))
     if progress:
         progress(f"{len(ground.candidates):,} candidate changes; solving")
+    if ground.fixed_conflicts and ground.complete_up_to is not None:
+        # What was left out needs more changes than the bound: none of up to it exists.
+        k = ground.complete_up_to
+        message = f"no realization of up to {k} change{'' if k == 1 else 's'} (bounded: " + "; ".join(ground.bounded) + "); larger ones were not all searched and none is shown"
+        return Proposal(request, "bounded", [], message, [], len(ground.candidates), k)
     if ground.fixed_conflicts:
         return Proposal(request, "complete", [], "no realization: " + ground.fixed_conflicts[0], list(ground.fixed_conflicts), len(ground.candidates))
     return ground

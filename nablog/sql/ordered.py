@@ -163,12 +163,10 @@ def literal_value(node, order: str, dialect: str):
     ``'2020-01-01'::date``, ``TRUE``, ``'t'``) as the type ``order``; None when it is not a literal."""
     from sqlglot import exp
 
-    while isinstance(node, exp.Paren):
-        node = node.this
     negative = False
-    if isinstance(node, exp.Neg):
-        node, negative = node.this, True
-    if isinstance(node, exp.Cast) and isinstance(node.this, (exp.Literal, exp.Boolean)):
+    while isinstance(node, (exp.Paren, exp.Cast, exp.Neg)):  # PostgreSQL keeps 1 = n as (1)::numeric = n
+        if isinstance(node, exp.Neg):
+            negative = not negative
         node = node.this
     if isinstance(node, exp.Boolean):
         return node.this if base_order(order) == "bool" and not negative else None

@@ -333,3 +333,64 @@ def test_spark_finds_the_denial_instances_and_gives_the_same_repair(spark_engine
     on_spark = repair_cells(program, {"emp": rows}, engine=spark_engine)
     assert on_spark.corrections == repair_cells(program, {"emp": rows}).corrections
     assert [(c.row, c.new) for c in on_spark.corrections] == [(6, 300)]
+
+
+# -- verification by a person (seed 004 §5, case 2) ------------------------------------------------
+
+
+def test_a_verified_true_row_never_changes_and_a_verified_false_row_must():
+    program = parse(HOSPITAL)
+    kept = repair_cells(program, {"h": ROWS}, verified={("h", ("acme", "3523x", "bham")): True})
+    assert kept.corrections == () and kept.status == "partial"
+    gone = repair_cells(program, {"h": ROWS}, verified={("h", ("acme", "35233", "bham")): False})
+    assert gone.corrections == () and {name for name, _ in gone.left} == {"fd_h__name__zip", "verified_false_1"}
+
+
+def test_interactive_verification_asks_about_each_updated_row_and_keeps_the_answers(tmp_path):
+    import io
+
+    from nablog.repair.verify import VerifiedTable, verify_cells_interactively
+
+    program = parse(HOSPITAL)
+    table = VerifiedTable(tmp_path / "verified.csv")
+    asked = []
+    answers = iter(["maybe", "y"])
+    out = io.StringIO()
+    verified = verify_cells_interactively(program, {"h": ROWS}, table, lambda q: asked.append(q) or next(answers), out)
+    assert verified == {("h", ("acme", "35233", "bham")): True, ("h", ("acme", "3523x", "bham")): False}
+    assert asked == ['  to h(acme, "35233", bham): is that right? [y/n, q to stop] '] * 2
+    assert "1 update h(acme, \"3523x\", bham)" in out.getvalue() and "every update of the cell repair is verified." in out.getvalue()
+    assert table.load() == verified
+    final = repair_cells(program, {"h": ROWS}, verified=verified)
+    assert [(c.row, c.new) for c in final.corrections] == [(3, "35233")] and final.consistent
+    # "no": the updated row is false, so no row becomes it; the violation stays.
+    refused = verify_cells_interactively(program, {"h": ROWS}, VerifiedTable(tmp_path / "no.csv"), lambda q: "n", io.StringIO())
+    assert refused == {("h", ("acme", "35233", "bham")): False}
+    assert repair_cells(program, {"h": ROWS}, verified=refused).corrections == ()
+
+
+@st.composite
+def reports(draw):
+    """Small multi-source tables: sources s1..s3 report flights x, y with a departure and arrival."""
+    n = draw(st.integers(3, 7))
+    return [(draw(st.sampled_from(["s1", "s2", "s3"])), draw(st.sampled_from(["x", "y"])), draw(st.sampled_from(["9", "10", ""])), draw(st.sampled_from(["a", "b", ""]))) for _ in range(n)]
+
+
+def _groups_violated(rows, fds):
+    out = 0
+    for x, y in fds:
+        groups = {}
+        for r in rows:
+            groups.setdefault(r[x], set()).add(r[y])
+        out += sum(1 for v in groups.values() if len(v) > 1)
+    return out
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reports())
+def test_with_sources_the_entity_key_stays_nulls_never_appear_and_left_is_what_stays_violated(rows):
+    result = repair_cells(parse(FLIGHTS), {"f": rows}, source="src")
+    after = result.apply({"f": rows})["f"]
+    assert all(c.column != "flight" and c.new != "" for c in result.corrections)
+    assert len(result.left) == _groups_violated(after, [(1, 2), (1, 3), (2, 3)])
+    assert result.consistent == (len(result.left) == 0) and not result.unrepaired
