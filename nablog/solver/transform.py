@@ -168,10 +168,14 @@ class Algorithm1:
             compensation = Program(tuple(r for r in transitions.rules if r.head[0].pred.startswith((VU_INS, VU_DEL))))
             next_frontier: list[Branch] = []
             for branch in frontier:
-                if deadline is not None and time.monotonic() > deadline:
+                if _expired(deadline):
                     outcome.status = "timeout"
                     break
-                for model in self._vu_phase(branch, definite, disjunctive, outcome):
+                models = self._vu_phase(branch, definite, disjunctive, outcome, deadline)
+                for model in models:
+                    if _expired(deadline):
+                        outcome.status = "timeout"
+                        break
                     result = self._up_phase(model, request, compensation)
                     if result is None:
                         continue  # false: a contradiction
@@ -183,6 +187,9 @@ class Algorithm1:
                         if key not in seen:
                             seen.add(key)
                             next_frontier.append(Branch(model.requests | new_requests, repairs, changes))
+                if outcome.status == "timeout" or _expired(deadline):
+                    outcome.status = "timeout"
+                    break
             if outcome.status == "timeout":
                 break
             if found and not self.exhaustive:
@@ -216,15 +223,16 @@ class Algorithm1:
             (insert if sign == "+" else delete).setdefault(pred, set()).add(args)
         return self.engine.update(self.normalized, self.normal_model, insert=insert, delete=delete, changes=True)
 
-    def _vu_phase(self, branch: Branch, definite: Program, disjunctive: list[Rule], outcome: Outcome):
-        """The minimal models of R ∪ R∇ over the branch's current state, from its requests."""
+    def _vu_phase(self, branch: Branch, definite: Program, disjunctive: list[Rule], outcome: Outcome, deadline: float | None = None):
+        """The minimal models of R ∪ R∇ over the branch's current state, from its requests (those
+        found by ``deadline``: the choices branch exponentially, so the walk stops there too)."""
         state, _, _ = self._state(branch.changes)
         triggers = Program(
             tuple(Rule((Atom(f"choice__{k}", tuple(dict.fromkeys(v for h in r.head for v in h.variables()))),), r.body) for k, r in enumerate(disjunctive))
         )
         done: list[frozenset[Signed]] = []
         stack = [(branch.requests, branch.pending)]
-        while stack:
+        while stack and not _expired(deadline):
             requests, pending = stack.pop()
             requests = self._closure(requests, definite, state)
             if requests is None:
@@ -319,6 +327,10 @@ class Algorithm1:
             tuple(c.atom.args) not in state.get(c.atom.pred, ()) for c in self.requirements
         )
         return changes, frozenset(new_requests), tuple(repairs), consistent
+
+
+def _expired(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
 
 
 def _with_requests(state: Mapping[str, Set], requests: Iterable[Signed]) -> dict[str, Set]:

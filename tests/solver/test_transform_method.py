@@ -115,3 +115,15 @@ s :- p(a, X), not q(X).
 """))
     proposal = transform(db, "+s.", exhaustive=True, timeout=60)
     assert (proposal.status, changes(proposal)) == ("complete", [["+b(a)", "+e(new1, a)"], ["+b(new1)", "+e(a, new1)"]])
+
+
+def test_the_transform_method_stops_its_model_walk_at_the_deadline():
+    # The view-update phase's choices branch exponentially on a doubly recursive view: the walk
+    # over them had no deadline, and a 3-second request ran past a minute (issue 29).
+    import time
+
+    db = Database.from_text("p(X,Y) :- e(X,Z), p(Z,Y). p(X,Y) :- p(X,Z), p(Z,Y). e(a,b). e(b,c). e(c,1). e(1,a). b(1).")
+    started = time.monotonic()
+    proposal = db.propose("+p(a,1).", method="transform", timeout=0.5)
+    assert proposal.status == "timeout"
+    assert time.monotonic() - started < 1.5
