@@ -35,7 +35,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from ..io.base import atomic_write
 
         token, for_reads = secrets.token_urlsafe(24), False
-        path = Path(args.files[0]).resolve().parent / ".nablog" / "token"
+        path = _token_directory(args.files) / ".nablog" / "token"
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, lambda f: f.write(token.encode() + b"\n"))
         path.chmod(0o600)
@@ -48,6 +48,21 @@ def run_serve(args: argparse.Namespace) -> int:
         if watcher is not None:
             watcher.stop()
     return 0
+
+
+def _token_directory(files: list[str]) -> Path:
+    """Where a new write token is kept: beside the first program or data file, or in the current
+    directory when the database is a URL with no file beside it (a URL is no path).
+
+    >>> _token_directory(["postgresql://u@127.0.0.1:5432/shop"]) == Path.cwd()
+    True
+    >>> _token_directory(["postgresql://u@127.0.0.1:5432/shop", "/srv/rules/extra.lp"])
+    PosixPath('/srv/rules')
+    """
+    from ..sql import is_url
+
+    path = next((f for f in files if not is_url(f)), None)
+    return Path(path).resolve().parent if path is not None else Path.cwd()
 
 
 def _watch(db):

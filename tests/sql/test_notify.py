@@ -68,6 +68,8 @@ def test_another_clients_commit_reaches_a_subscriber(postgres, tmp_path):
     process, address, lines = serving(url, tmp_path)
     try:
         assert "pushing other clients' commits to subscribers (triggers on 2 tables)" in lines
+        # A URL is no path: the new token is kept in the directory the server was started in.
+        assert f"write token in {tmp_path / '.nablog' / 'token'}" in lines
         stream = Client(address, timeout=30).subscribe("album_info(I, T, N)", idle=20)
         messages = iter(stream)
         assert take(messages, 2) == [{"version": 0, "snapshot": [[1, "For Those", "AC/DC"], [2, "Balls", "Accept"]]},
