@@ -217,9 +217,9 @@ class Page:
         return JSONResponse(await self._apart(work))
 
     async def choose(self, request: Request) -> Response:
-        """Apply the realization the client was shown: proposed again at the same version (the
-        proposal is deterministic), the one with the same changes taken, its new constants or
-        family variables given ``values``."""
+        """Apply the realization the client was shown: proposed again at the same version in a
+        child process (the proposal is deterministic), the one with the same changes taken, its new
+        constants or family variables given ``values``; written after re-verification."""
         if (refused := self._guard(request, write=True)) is not None:
             return refused
         body = await self._request_body(request, "request")
@@ -232,27 +232,39 @@ class Page:
         candidates = self._candidates(body)
         from ..io import text_to_constant
 
-        def run():
+        def pick(db):
+            # In a child process on this version's state (no lock held while it searches).
+            if db.version != version:
+                return None
+            proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
+            for chosen in proposal.realizations:
+                shown = chosen.to_json()
+                if (sorted(shown["insert"]), sorted(shown["delete"])) == wanted:
+                    break
+            else:
+                raise NablogError("no realization of this request has those changes", hint="propose again and pick one of the list")
+            if values:
+                chosen = chosen.substitute({k: text_to_constant(v.strip()) for k, v in values.items()})
+            if chosen.fresh:
+                raise NablogError("give a value for " + ", ".join(chosen.fresh), hint="a new constant stands for a value nobody has named yet: name it")
+            return chosen.portable()
+
+        # As POST /apply: searched apart, then re-verified against its request and basis and
+        # written under the lock (a commit since makes it stale: 409): nothing searched twice.
+        chosen = await self._apart(pick)
+        if chosen is None:
+            return _conflict(self.db.version, version)
+
+        def write():
             db = self.db
             with db.locked():
                 if db.version != version:
                     return None
-                proposal = db.propose(body["request"], timeout=self.server.deadline, candidates=candidates)
-                for chosen in proposal.realizations:
-                    shown = chosen.to_json()
-                    if (sorted(shown["insert"]), sorted(shown["delete"])) == wanted:
-                        break
-                else:
-                    raise NablogError("no realization of this request has those changes", hint="propose again and pick one of the list")
-                if values:
-                    chosen = chosen.substitute({k: text_to_constant(v.strip()) for k, v in values.items()})
-                if chosen.fresh:
-                    raise NablogError("give a value for " + ", ".join(chosen.fresh), hint="a new constant stands for a value nobody has named yet: name it")
                 update = db.apply(chosen, request=body["request"])
                 return db.version, update.to_json()
 
         async with self.server.write_lock:
-            done = await anyio.to_thread.run_sync(run)
+            done = await anyio.to_thread.run_sync(write)
         if done is None:
             return _conflict(self.db.version, version)
         return JSONResponse({"version": done[0], **done[1]})
