@@ -336,28 +336,36 @@ class Page:
         if kind not in ("tuples", "cells") or not isinstance(index, int) or not isinstance(version, int):
             raise NablogError("repair/apply needs 'kind' (tuples or cells), 'index' (from 0) and 'version'", hint='{"kind": "tuples", "index": 0, "version": 3}')
 
-        def run():
+        def chosen(db):
+            # In a child process on this version's state: the repair is searched holding no lock.
+            if db.version != version:
+                return None
+            tables, relations, cells = self._repairs(db)
+            if kind == "tuples":
+                if not 0 <= index < len(tables.tables):
+                    raise NablogError(f"there is no correction table {index + 1}", hint=f"choose one of 1 to {len(tables.tables)}")
+                table = tables.tables[index]
+                if table.fresh:
+                    raise NablogError("this table inserts new constants " + ", ".join(table.fresh), hint="apply it with nablog repair --set NEW=VALUE")
+                return table.delta
+            if isinstance(cells, str):
+                raise NablogError(cells, hint="choose a correction table instead")
+            return cells.delta({p: r.rows for p, r in relations.items()})
+
+        delta = await self._apart(chosen)
+        if delta is None:
+            return _conflict(self.db.version, version)
+
+        def write():
             db = self.db
             with db.locked():
-                if db.version != version:
+                if db.version != version:  # the repair was computed on that version only
                     return None
-                tables, relations, cells = self._repairs(db)
-                if kind == "tuples":
-                    if not 0 <= index < len(tables.tables):
-                        raise NablogError(f"there is no correction table {index + 1}", hint=f"choose one of 1 to {len(tables.tables)}")
-                    table = tables.tables[index]
-                    if table.fresh:
-                        raise NablogError("this table inserts new constants " + ", ".join(table.fresh), hint="apply it with nablog repair --set NEW=VALUE")
-                    delta = table.delta
-                else:
-                    if isinstance(cells, str):
-                        raise NablogError(cells, hint="choose a correction table instead")
-                    delta = cells.delta({p: r.rows for p, r in relations.items()})
                 committed, update = db.commit(delta, request=f"repair ({kind})")
                 return committed, update.to_json()
 
         async with self.server.write_lock:
-            done = await anyio.to_thread.run_sync(run)
+            done = await anyio.to_thread.run_sync(write)
         if done is None:
             return _conflict(self.db.version, version)
         return JSONResponse({"version": done[0], **done[1]})
