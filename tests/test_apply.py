@@ -240,8 +240,11 @@ def test_split_predicates_report_each_change_once():
     assert db.apply(db.propose("+p(2).")[0]).lines() == ["+p(2)"]
 
 
-def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value():
+def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value(monkeypatch):
     import io
+
+    # The columns fit the terminal's width: pinned, or a worker without a terminal (xdist) gets 80.
+    monkeypatch.setenv("COLUMNS", "100")
 
     from nablog.interactive import choose, columns
 
