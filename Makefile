@@ -17,7 +17,7 @@ demo: $(STAMP)  ## the main job on the bundled example: a view update, proposed
 	$(VENV)/bin/nablog propose nablog/examples/chairs.lp '+staff_chair(aravindan, gerhard).'
 
 test: $(STAMP)  ## the test suite
-	$(VENV)/bin/python -m pytest -q -n auto --dist loadgroup
+	$(VENV)/bin/python -m pytest -q -n auto
 
 bench: $(STAMP)  ## every benchmark (long; see bench/README.md)
 	$(VENV)/bin/python -m pip install --quiet -e '.[spark,test,server,sql,bench]'
