@@ -105,6 +105,22 @@ def write_org_chart(n: int, directory: Path, recursive: bool = False) -> Path:
     return program
 
 
+def _timed(db: Database, request: str, timeout: float | None, first_only: bool = False):
+    """Propose ``request`` streamed and iterate it: wall and CPU seconds at each realization (at
+    the first only, with ``first_only``), wall and CPU seconds to its end, and the handle. The
+    clocks start before ``propose``: preparing the request counts."""
+    wall: list[float] = []
+    cpu: list[float] = []
+    t0, c0 = time.perf_counter(), time.process_time()
+    handle = db.propose(request, timeout=timeout, stream=True)
+    for _ in handle:
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        if first_only:
+            break
+    return wall, cpu, time.perf_counter() - t0, time.process_time() - c0, handle
+
+
 def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, timeout: float | None = None) -> dict:
     """In a child process: load the org chart, then time one proposal, row by row (with
     ``timeout``, each proposal is given that many seconds: status ``timeout`` with what it found)."""
@@ -121,33 +137,14 @@ def insertion_child(workload: str, n: int, directory: str, lazy: bool = False, t
         db.prepare()  # the tables every request over this state reads (see the module docstring)
     tables = time.perf_counter() - t0
     # Wall and CPU seconds: on a shared machine a request of milliseconds mostly waits for a core.
-    times: list[float] = []
-    cpu: list[float] = []
-    t0, c0 = time.perf_counter(), time.process_time()
-    proposal = db.propose(INSERTION_REQUEST[workload], timeout=timeout, stream=True)
-    for _ in proposal:  # each realization as soon as it is verified
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+    times, cpu, total, total_cpu, proposal = _timed(db, INSERTION_REQUEST[workload], timeout)  # each realization as soon as it is verified
     proposal = proposal.get()
-    total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
     # A second request on the same database, as in a server or a session.
-    warm: list[float] = []
-    warm_cpu: list[float] = []
-    t0, c0 = time.perf_counter(), time.process_time()
-    for _ in db.propose(WARM_REQUEST[workload], timeout=timeout, stream=True):
-        warm.append(time.perf_counter() - t0)
-        warm_cpu.append(time.process_time() - c0)
-    warm_total = time.perf_counter() - t0
+    warm, warm_cpu, warm_total, _, _ = _timed(db, WARM_REQUEST[workload], timeout)
     # The first request after a commit (a new employee of d3): the state's tables are carried
     # through the commit's changes, not built again (issue 29).
     db.commit([f"emp_dept(e{n + 1}, d3)"])
-    after: list[float] = []
-    after_cpu: list[float] = []
-    t0, c0 = time.perf_counter(), time.process_time()
-    for _ in db.propose(AFTER_COMMIT_REQUEST[workload], timeout=timeout, stream=True):
-        after.append(time.perf_counter() - t0)
-        after_cpu.append(time.process_time() - c0)
-        break
+    after, after_cpu, _, _, _ = _timed(db, AFTER_COMMIT_REQUEST[workload], timeout, first_only=True)
     return {
         "after_commit_first": after[0] if after else None,
         "after_commit_first_cpu": after_cpu[0] if after_cpu else None,
