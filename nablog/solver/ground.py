@@ -552,8 +552,9 @@ class Relevance:
         """The values a foreign key lets ``v`` take in a new ``atom`` row: for a denial
         ``:- r(.., K, ..), not s(.., K, ..)`` (one positive literal of ``atom``'s relation, one
         negated), the values at K's place of the ``s`` rows matching what ``binding`` fixes
-        (a new city of Greece lies in one of Greece's provinces). A value outside them needs
-        the referenced row inserted too."""
+        (a new city of Greece lies in one of Greece's provinces); when ``binding`` fixes nothing
+        of ``s``, every row of a small ``s`` (:data:`SMALL_REFERENCED`: a new Chinook track is of
+        one of the five media types). A value outside them needs the referenced row inserted too."""
         found: set = set()
         for child, parent in self._references(atom.pred):
             ours = {t: term for t, term in zip(child.args, atom.args) if isinstance(t, Var) and t.name != "_" and not t.name.startswith("_Anon")}
@@ -564,7 +565,7 @@ class Relevance:
             for t in parent.args:
                 term = ours.get(t) if isinstance(t, Var) else t
                 pattern.append(binding.get(term) if isinstance(term, Var) else term)
-            if all(value is None for value in pattern):
+            if all(value is None for value in pattern) and self.state.index.size(parent.pred) > SMALL_REFERENCED:
                 continue  # nothing bound: every row of s, not a lookup
             for row in self.state.match_now(parent.pred, tuple(pattern)):
                 found.add(row[places[0]])
@@ -1113,6 +1114,11 @@ class Relevance:
 BLOCKER_BUDGET = 2_000
 """Most rows :meth:`Relevance._blockers` makes for one negated literal from the values of its
 open positions; past it they take the values of the rows matching now and new constants."""
+
+SMALL_REFERENCED = 64
+"""Most rows a referenced relation may have for :meth:`Relevance._referenced_values` to offer
+each of its keys to a new row that a request fixes nothing of there (a lookup table: media types,
+genres); a larger one offers new constants only, its values counted as left out."""
 
 DISPLACEMENT_BUDGET = 20_000
 """Most values :meth:`Relevance._changes_for` lists to see whether each would displace a row
