@@ -89,6 +89,14 @@ class GroundProblem:
     # more changes (see Relevance.floor).
     complete_up_to: int | None = None
 
+    @property
+    def largest_listed(self) -> int | None:
+        """The largest realization an answer over this problem lists (None: any): one change
+        past ``complete_up_to``. Those of that size it finds are true and minimal, and any it
+        misses has at least that many changes, so "smallest first" holds; larger ones are not
+        shown, since one of their size may be missing while one of the next is shown."""
+        return None if self.complete_up_to is None else self.complete_up_to + 1
+
 
 def refuse_aggregates(program: Program, what: str, hint: str = "query, check and propagate handle aggregates; for view updates and repair, keep them out of the views and constraints involved") -> None:
     """Aggregates have no encoding in this module's ground problems (the asp method and repair
@@ -381,18 +389,18 @@ class Relevance:
         now), or to new constants. The values of a domain left out are counted in ``generic``:
         a realization through one of them makes every literal naming it true by changes.
 
-        Instances through which every realization needs at least ``floor`` changes are left out
-        too (the answer lists none of that size, see :meth:`_changes_for`): a replaced airport for
-        each of Lufthansa's 900 airports is three changes."""
+        Instances through which every realization needs more than ``floor`` changes are left
+        out too (the answer lists none larger than ``floor``, see :meth:`_changes_for`): a
+        replaced airport for each of Lufthansa's 900 airports is three changes."""
         if self._tick():  # (an instance left out yields nothing: the callers' ticks wait)
             return
-        if self.floor is not None and self._changes_for(rule, binding) >= self.floor:
+        if self.floor is not None and (needed := self._changes_for(rule, binding)) > self.floor:
             # Counted as the ways its variables would range over: the search over whole
             # domains follows only when what was left out is small (see supported_first).
             ways = 1
             for v in free:
                 ways *= self._domain_estimate(v, rule, round_) + 1
-            self._leave_out(ways, self.floor)
+            self._leave_out(ways, needed)
             return
         if not free:
             yield binding

@@ -410,8 +410,8 @@ def _tableaux(problem: ViewUpdate, folding: Folding | None, progress) -> MethodS
             continue
         reply = None
         changes, certificate = item
-        if ground.complete_up_to is not None and len(changes) > ground.complete_up_to:
-            continue  # a larger realization may be missing: none is shown
+        if ground.largest_listed is not None and len(changes) > ground.largest_listed:
+            continue  # one of that size may be missing: none larger is shown
         yield _found(ground, changes, certificate, "no smaller set of these changes does it")
 
     def ending(answered: Answered) -> Proposal:
@@ -437,8 +437,8 @@ def _asp(problem: ViewUpdate, folding: Folding | None, progress) -> MethodSearch
     try:
         asp = asp_problem(ground, deadline)
         for size, change_sets, level_status in asp.by_size(deadline):
-            if ground.complete_up_to is not None and size > ground.complete_up_to:
-                level_status = "stopped"  # a larger realization may be missing: none is shown
+            if ground.largest_listed is not None and size > ground.largest_listed:
+                level_status = "stopped"  # one of the size before may be missing: none larger is shown
                 break
             if progress:
                 progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
@@ -483,10 +483,18 @@ def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
         text += " (bounded: " + "; ".join(problem.bounded or ["the limit was reached"]) + ")"
         k = problem.complete_up_to
         if k is not None:
-            text += f"; every realization of up to {k} change{'' if k == 1 else 's'} is listed, larger ones were not all searched and none is shown"
+            text += f"; {_listed_up_to(k)}"
     elif status == "timeout" and n:
         text += " (timeout: the search was stopped; these are the realizations found so far)"
     return text, reasons
+
+
+def _listed_up_to(k: int) -> str:
+    """What a bounded answer complete up to ``k`` changes promises (see GroundProblem.largest_listed)."""
+    return (
+        f"every realization of up to {k} change{'' if k == 1 else 's'} is listed; "
+        f"those of {k + 1} change{'' if k + 1 == 1 else 's'} listed are the ones found (others may exist); larger ones are not shown"
+    )
 
 
 @method("transform")

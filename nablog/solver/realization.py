@@ -220,10 +220,11 @@ class Proposal:
     command line). Realizations come smallest first, then in the order of their atoms; a family
     (``Realization.family``) stands for many and counts once. When there is no realization,
     ``reasons`` names a minimal set of constraints, protected facts and request atoms that
-    together exclude every change. ``complete_up_to``, when the search left out values through
-    which a realization needs more changes: every realization of up to that many changes is
-    listed, and none larger (a larger one shown while one of its size is missing would break
-    "smallest first").
+    together exclude every change. ``complete_up_to`` = k, when the search left out values
+    through which a realization needs more changes: every realization of up to k changes is
+    listed; those of k + 1 changes listed are the ones the search found (true and minimal, but
+    others of that size may exist); none larger is listed (one of k + 1 changes may be missing,
+    so a larger one shown would break "smallest first").
     """
 
     request: Request

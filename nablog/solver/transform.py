@@ -280,9 +280,14 @@ class Algorithm1:
         out = []
         for k, rule in enumerate(disjunctive):
             head_vars = tuple(dict.fromkeys(v for h in rule.head for v in h.variables()))
+            triggers = [b.atom for b in rule.body if isinstance(b, Literal) and b.positive and b.atom.pred.startswith(VU_INS) and all(not isinstance(t, Var) or t in head_vars for t in b.atom.args)]
             for row in model.get(f"choice__{k}", ()):
                 binding = dict(zip(head_vars, row))
-                alternatives = tuple(_signed(h, binding) for h in rule.head)
+                # An insertion is not its own support: through `p(X) :- p(X).` the alternative
+                # +p(1) of the request +p(1) would satisfy the disjunction, and the minimal model
+                # {+p(1)} (no base change) would hide the one inserting b(1) (issue 29).
+                own = {_signed(t, binding) for t in triggers}
+                alternatives = tuple(a for a in (_signed(h, binding) for h in rule.head) if a not in own)
                 if not any(a in requests for a in alternatives):
                     out.append(alternatives)
         return out

@@ -36,6 +36,28 @@ class Unsupported(Exception):
     """A rule the tuple-at-a-time plans do not cover (aggregates, arithmetic, assignments)."""
 
 
+class OverBudget(Exception):
+    """A :class:`Budget` of derived rows is spent: the caller does the work another way."""
+
+
+class Budget:
+    """How many more rows a :meth:`LivePlan.run` (and its :meth:`~LivePlan.resume`\\ s) may add
+    before it raises :class:`OverBudget`; counted after each rule's pass over at most
+    ``Budget.CHUNK`` rows of its delta, so it is overshot by at most one such pass."""
+
+    CHUNK = 4096
+
+    __slots__ = ("left",)
+
+    def __init__(self, rows: int):
+        self.left = rows
+
+    def spend(self, rows: int) -> None:
+        self.left -= rows
+        if self.left < 0:
+            raise OverBudget
+
+
 class Relation:
     """A set of tuples with hash indexes on column positions, built on first use and kept current."""
 
@@ -459,14 +481,16 @@ class LivePlan:
         groups = [group for _, planned in self.strata for starts, bodies in planned for group in (bodies, *starts)]
         return probes(chosen(groups, sizes, self.virtual), self.virtual)
 
-    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
+    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None, budget: Budget | None = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
         returns a copy of ``env`` with every predicate of the program added (given rows of a
         predicate with rules are kept, never changed in place). ``note[p]``, for the predicates
         given, is called with each row added to ``p``, in the order rows are derived (each from
-        rows added before it or given)."""
+        rows added before it or given). ``budget`` bounds the rows this run and its resumes add
+        (:class:`OverBudget` past it)."""
         note = note or {}
         env = _Result(env)
+        env.budget = budget
         for heads, planned in self.strata:
             for pred in heads:
                 if pred not in self.virtual and pred in env:  # rows given for a predicate with rules (RoD's magic facts) are kept
@@ -569,22 +593,32 @@ class _Result(dict):
     """What :meth:`LivePlan.run` returns: the relations by predicate, and the rows that were given
     for predicates with rules (kept when :meth:`LivePlan.resume` evaluates a stratum again)."""
 
-    __slots__ = ("given",)
+    __slots__ = ("given", "budget")
 
     def __init__(self, env: dict):
         super().__init__(env)
         self.given: dict[str, set] = {}
+        self.budget: Budget | None = None
 
 
 def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
     """Add the heads ``body`` derives (from ``rows`` of its first literal, or from all of it) to
-    their relation in ``env``; the ones new to it go to ``found`` and to ``noted`` when given."""
+    their relation in ``env``; the ones new to it go to ``found`` and to ``noted`` when given.
+    Under a budget, ``rows`` go in chunks, each spending what it added."""
     target = env[body.pred]
+    budget = env.budget if type(env) is _Result else None
+    if budget is not None and rows is not None and len(rows) > Budget.CHUNK:
+        for start in range(0, len(rows), Budget.CHUNK):
+            _derive(body, env, rows[start:start + Budget.CHUNK], found, noted)
+        return
+    before = len(found)
     for row in body.solutions(env, rows):
         if target.add(row):
             found.append(row)
             if noted:
                 noted(row)
+    if budget is not None:
+        budget.spend(len(found) - before)
 
 
-__all__ = ["Levelled", "LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "derivations", "probes"]
+__all__ = ["Budget", "Levelled", "LivePlan", "NewState", "OverBudget", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "derivations", "probes"]
