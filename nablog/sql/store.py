@@ -5,9 +5,12 @@
 
 1. ``BEGIN`` — ``ISOLATION LEVEL SERIALIZABLE`` on PostgreSQL, ``IMMEDIATE`` on SQLite (the
    write lock at once), DuckDB's own (snapshot isolation, conflicts abort).
-2. The fingerprint of the data (per table: row count and a sum of row hashes on PostgreSQL and
-   DuckDB; the file's size, time and inode on SQLite) is compared with the one the change was
-   computed on: a change computed on a state another client has changed since is refused.
+2. The fingerprint of the data is compared with the one the change was computed on: a change
+   computed on a state another client has changed since is refused. On PostgreSQL it is the
+   table ``nablog_counts`` — per table, how many statements changed it — which the trigger
+   ``nablog_count`` on every table keeps (installed by the first commit, when the tables are
+   the user's own; read in O(tables)); before that, and on DuckDB (no triggers), per table its row
+   count and a sum of row hashes (a full scan); on SQLite the file's size, time and inode.
 3. Deletions, then insertions, one statement per row: ``DELETE ... RETURNING *`` keeps the rows
    exactly as stored (NULLs, numerics, dates) for the undo log; an insertion of a row already
    there, or a deletion of an absent one, is no change (seed 002, Def. 1). An inserted row that
@@ -35,6 +38,8 @@ from .ordered import Tests, base_order, value_order
 from .views import predicate_name
 
 LOG = "nablog_log"
+COUNTS = "nablog_counts"
+COUNTER = "nablog_count"
 
 
 class SqlStore:
@@ -137,6 +142,42 @@ class SqlStore:
 
     def fingerprint(self) -> str:
         """What the data is now, cheaply (see step 2 of the module's docstring)."""
+        if self._counting():
+            rows = self._execute(f"SELECT name, changes FROM {COUNTS} ORDER BY name").fetchall()
+            return "counts|" + "|".join(f"{name}:{n}" for name, n in rows)
+        return self._hashes()
+
+    def _counting(self) -> bool:
+        """Whether every table has the trigger that counts its changes (asked each time, from the
+        catalogue: another client may drop it, ``DROP FUNCTION nablog_count() CASCADE``)."""
+        names = [t.name for t in self.tables.values()]
+        if self.url.dialect != "postgres" or not names:
+            return False
+        have = self._execute("SELECT count(DISTINCT c.relname) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid "
+                             "WHERE g.tgname = %s AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+                             (COUNTER, names)).fetchone()[0]
+        return have == len(names)
+
+    def _count_changes(self) -> None:
+        """Install the counting (step 2) inside the running transaction, when the tables are this
+        user's to put triggers on; otherwise the fingerprint stays the full scan."""
+        if self.url.dialect != "postgres" or self._counting():
+            return
+        names = sorted(t.name for t in self.tables.values())
+        owned = self._execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s) AND tableowner = current_user",
+                              (names,)).fetchone()[0]
+        if owned != len(names):
+            return
+        self._execute(f"CREATE TABLE IF NOT EXISTS {COUNTS} (name TEXT PRIMARY KEY, changes BIGINT NOT NULL)")
+        self._execute(f"CREATE OR REPLACE FUNCTION {COUNTER}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                      f"INSERT INTO {COUNTS} VALUES (TG_TABLE_NAME, 1) ON CONFLICT (name) DO UPDATE SET changes = {COUNTS}.changes + 1; "
+                      "RETURN NULL; END $$")
+        for name in names:
+            self._execute(f"DROP TRIGGER IF EXISTS {COUNTER} ON {quote(name)}")
+            self._execute(f"CREATE TRIGGER {COUNTER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {quote(name)} FOR EACH STATEMENT EXECUTE FUNCTION {COUNTER}()")
+
+    def _hashes(self) -> str:
+        """Per table its row count and sum of row hashes (a full scan; SQLite: the file's stat)."""
         if self.url.dialect == "sqlite":
             import os
 
@@ -260,6 +301,21 @@ class SqlStore:
                             where=f"{self.url.text}, table {table.name}", hint=f"write it as a string: \"{value}\"")
         return value
 
+    def _replacements(self, table: Table, inserted, deleted) -> dict:
+        """The deleted rows whose primary key an inserted row keeps, each with that row: a
+        replacement is one UPDATE, so the rows referencing it by a foreign key stay valid (a
+        DELETE first would be refused by a constraint that is not deferred)."""
+        if not table.primary_key:
+            return {}
+        names = [c.name.lower() for c in table.columns]
+        places = [names.index(c.lower()) for c in table.primary_key]
+        new = {tuple(row[i] for i in places): row for row in inserted}
+        return {row: new[k] for row in deleted if (k := tuple(row[i] for i in places)) in new and new[k] != row}
+
+    def _update_sql(self, table: Table, where: str) -> str:
+        marks = ", ".join(f"{quote(c.name)} = " + (f"CAST(? AS {c.declared})" if c.kind == "other" and self.url.dialect != "sqlite" else "?") for c in table.columns)
+        return f"UPDATE {quote(table.name)} SET {marks} WHERE {where}"
+
     def _insert_sql(self, table: Table) -> str:
         marks = ", ".join(f"CAST(? AS {c.declared})" if c.kind == "other" and self.url.dialect != "sqlite" else "?" for c in table.columns)
         columns = ", ".join(quote(c.name) for c in table.columns)
@@ -274,10 +330,15 @@ class SqlStore:
         out = []
         for pred, (ins, dele) in sorted(delta.by_relation().items()):
             table = self._table(pred)
+            replaced = self._replacements(table, ins, dele)
             for row in sorted(dele, key=row_sort_key):
                 where, params = self._match(table, row)
-                out.append(_inline(f"DELETE FROM {quote(table.name)} WHERE {where};", params))
-            for row in sorted(ins, key=row_sort_key):
+                if row in replaced:
+                    values = [self._value(table, j, v) for j, v in enumerate(replaced[row])]
+                    out.append(_inline(self._update_sql(table, where) + ";", values + params))
+                else:
+                    out.append(_inline(f"DELETE FROM {quote(table.name)} WHERE {where};", params))
+            for row in sorted(set(ins) - set(replaced.values()), key=row_sort_key):
                 values = [self._value(table, j, v) for j, v in enumerate(row)]
                 out.append(_inline(self._insert_sql(table).replace(" RETURNING *", ";"), values))
         return out
@@ -287,14 +348,22 @@ class SqlStore:
 
         def body() -> Delta:
             self._check_basis(basis)
+            self._count_changes()
             changes: dict[str, dict[str, list]] = {}
             real_ins: dict[str, set] = {}
             real_del: dict[str, set] = {}
             by_relation = delta.by_relation()
-            for pred, (_, dele) in sorted(by_relation.items()):
+            replacements: dict[str, dict] = {}
+            for pred, (ins, dele) in sorted(by_relation.items()):
                 table = self._table(pred)
+                replaced = replacements[pred] = self._replacements(table, ins, dele)
                 for row in sorted(dele, key=row_sort_key):
                     where, params = self._match(table, row)
+                    if row in replaced:  # updated in place below, once the other rows are gone
+                        gone = self._execute(f"SELECT * FROM {quote(table.name)} WHERE {where}", params).fetchall()
+                        if not gone:
+                            del replaced[row]  # absent: the new row is a plain insertion
+                        continue
                     gone = self._execute(f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING *", params).fetchall()
                     if gone:
                         real_del.setdefault(pred, set()).add(row)
@@ -302,12 +371,20 @@ class SqlStore:
             for pred, (ins, _) in sorted(by_relation.items()):
                 table = self._table(pred)
                 kinds = [c.kind for c in table.columns]
+                old_of = {new: old for old, new in replacements[pred].items()}
                 for row in sorted(ins, key=row_sort_key):
                     where, params = self._match(table, row)
                     if self._execute(f"SELECT 1 FROM {quote(table.name)} WHERE {where} LIMIT 1", params).fetchone():
                         continue
                     values = [self._value(table, j, v) for j, v in enumerate(row)]
-                    stored = self._execute(self._insert_sql(table), values).fetchone()
+                    if row in old_of:
+                        old_where, old_params = self._match(table, old_of[row])
+                        gone = self._execute(f"SELECT * FROM {quote(table.name)} WHERE {old_where}", old_params).fetchall()
+                        stored = self._execute(self._update_sql(table, old_where) + " RETURNING *", values + old_params).fetchone()
+                        real_del.setdefault(pred, set()).add(old_of[row])
+                        changes.setdefault(table.name, {"insert": [], "delete": []})["delete"] += [[encode_raw(v) for v in r] for r in gone]
+                    else:
+                        stored = self._execute(self._insert_sql(table), values).fetchone()
                     back = tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(stored, kinds))
                     if back != row:
                         raise DataError(f"table {table.name} would store {row} as {back}", where=f"{self.url.text}, table {table.name}",
@@ -338,14 +415,24 @@ class SqlStore:
                                       hint="drop the entry with nablog undo --forget")
                 pred, table = by_name[name]
                 kinds = [c.kind for c in table.columns]
-                for raw in rows["insert"]:
-                    values = [decode_raw(v) for v in raw]
-                    where, params = self._exact(table, values)
-                    if not self._execute(f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING 1", params).fetchall():
+                inserted = [tuple(decode_raw(v) for v in raw) for raw in rows["insert"]]
+                deleted = [tuple(decode_raw(v) for v in raw) for raw in rows["delete"]]
+                back_to = self._replacements(table, deleted, inserted)  # a replacement is undone in place too
+                for values in inserted:
+                    where, params = self._exact(table, list(values))
+                    if values in back_to:
+                        sql, args = f"UPDATE {quote(table.name)} SET {', '.join(quote(c.name) + ' = ?' for c in table.columns)} WHERE {where} RETURNING 1", list(back_to[values]) + params
+                    else:
+                        sql, args = f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING 1", params
+                    if not self._execute(sql, args).fetchall():
                         raise _stale(name)
                     inverse_del.setdefault(pred, set()).add(tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(values, kinds)))
-                for raw in rows["delete"]:
-                    values = [decode_raw(v) for v in raw]
+                restored = set(back_to.values())
+                for values in deleted:
+                    if values in restored:
+                        inverse_ins.setdefault(pred, set()).add(tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(values, kinds)))
+                        continue
+                    values = list(values)
                     where, params = self._exact(table, values)
                     if table.primary_key and self._execute(f"SELECT 1 FROM {quote(table.name)} WHERE {where} LIMIT 1", params).fetchone():
                         raise _stale(name)
@@ -392,7 +479,11 @@ class SqlStore:
         return number
 
     def _check_basis(self, basis: str | None) -> None:
-        if basis is not None and basis != self.fingerprint():
+        if basis is None:
+            return
+        # A basis read before the counting was installed (by this client or another) is a scan's.
+        now = self.fingerprint() if basis.startswith("counts|") or not self._counting() else self._hashes()
+        if basis != now:
             raise NablogError(
                 f"the data in {self.url.text} changed since this change was computed (another client wrote it)",
                 hint="propose again to get changes for the current data; nothing was written",
