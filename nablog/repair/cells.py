@@ -48,6 +48,7 @@ from ..engines.violations import name_anonymous
 from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogError, Program, Requirement, Var, arith, row_sort_key
 from ..lang.ast import term_variables
 from ..solver.bindings import _unify
+from ..solver.problem import protections
 from .candidates import CHANGE, CLOSENESS, SCALE, Domain, Statistics, change_prior, domains, energies, similarity, softplus, source_weights
 from .cellsolve import CellProblem, InstanceFactor, KeyFactor, KeyRow, certain, solve
 from .constraints import constraint_infos, uses_views
@@ -394,13 +395,15 @@ def _column_names(program: Program, relation: str, rows: Sequence[tuple]) -> tup
 
 
 def _protections(program: Program, protect: Iterable, relations: Mapping[str, Sequence[tuple]]) -> tuple[set[str], set[tuple[str, int]]]:
+    """The protected relations (seed 003's immutable part, :func:`~nablog.solver.problem.protections`)
+    and the rows (relation, position) holding a protected fact."""
     names: set[str] = set()
     facts: set[tuple[str, tuple]] = set()
-    for p in list(program.protected) + list(protect):
+    for p in protections(program, protect, set()):  # the rows are stored as named: nothing is split
         if isinstance(p, str):
             names.add(p)
         else:
-            facts.add((p.pred, tuple(p.args)))
+            facts.add(p)
     rows = {(p, r) for p, rs in relations.items() for r, row in enumerate(rs) if (p, row) in facts} if facts else set()
     return names, rows
 

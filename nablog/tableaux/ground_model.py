@@ -16,8 +16,7 @@ from typing import Iterable
 
 import networkx as nx
 
-GroundAtom = tuple[str, tuple]
-Change = tuple[str, GroundAtom]  # ("+" | "-", atom)
+from ..lang.delta import GroundAtom, SignedAtom
 
 
 def show(atom: GroundAtom) -> str:
@@ -115,7 +114,7 @@ class GroundModel:
                         break
         return value
 
-    def values(self, changes: Iterable[Change]) -> "_Values":
+    def values(self, changes: Iterable[SignedAtom]) -> "_Values":
         """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint),
         computed on demand: an atom no change reaches keeps its current value, and a derived
         atom outside recursion is true as soon as one of its instances is."""
@@ -125,7 +124,7 @@ class GroundModel:
             reached |= self.reach(a)
         return _Values(self, changed, reached)
 
-    def undone(self, base: "_Values", undo: Iterable[Change]) -> "_Values":
+    def undone(self, base: "_Values", undo: Iterable[SignedAtom]) -> "_Values":
         """The values after ``base``'s changes less ``undo``, evaluated from ``base``'s state:
         only the atoms the undone changes reach are recomputed (the others keep their value
         there), and only the checks failing there or reached are re-checked. Shrinking a hitting
@@ -224,10 +223,10 @@ class GroundModel:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
         return [describe(check) for check in self.failing(value)]
 
-    def realizes(self, changes: Iterable[Change]) -> bool:
+    def realizes(self, changes: Iterable[SignedAtom]) -> bool:
         return not self.failing(self.values(changes))
 
-    def minimality(self, hs: frozenset[Change]) -> tuple[tuple | None, str]:
+    def minimality(self, hs: frozenset[SignedAtom]) -> tuple[tuple | None, str]:
         """The strong minimality test (Def. 15, 19) of a realizing change set: ``(certificate,
         "")`` when every change ``s`` is needed — undoing it alone fails, the failure is its
         certificate — and, up to six changes, no smaller subset realizes the request either
@@ -245,7 +244,7 @@ class GroundModel:
             return None, f"is not minimal: {show_set(smaller)} realizes the request"
         return tuple(certificate), ""
 
-    def _smaller(self, hs: frozenset[Change], state: "_Values | None" = None) -> frozenset[Change] | None:
+    def _smaller(self, hs: frozenset[SignedAtom], state: "_Values | None" = None) -> frozenset[SignedAtom] | None:
         """Up to six changes, a realizing subset with two or more changes fewer (the smallest);
         given ``hs``'s ``state``, each subset is evaluated from it (:meth:`undone`)."""
         if len(hs) <= 6:
@@ -256,7 +255,7 @@ class GroundModel:
                         return frozenset(subset)
         return None
 
-    def undo_failures(self, state: "_Values", order: list[Change]) -> list[tuple | None] | None:
+    def undo_failures(self, state: "_Values", order: list[SignedAtom]) -> list[tuple | None] | None:
         """For a realizing set of deletions ``order`` whose state is ``state``, over a problem
         without negation: for each change, a check that fails when it alone is undone (None: it
         is not needed) — every removal evaluated at once from the hitting set's state. Each atom
@@ -340,7 +339,7 @@ class GroundModel:
             return None
         return failing
 
-    def shrink(self, hs: frozenset[Change]) -> tuple[frozenset[Change], tuple]:
+    def shrink(self, hs: frozenset[SignedAtom]) -> tuple[frozenset[SignedAtom], tuple]:
         """A minimal realization inside a realizing change set, with its certificate: changes not
         needed are dropped one at a time until a pass drops none (its failures are then the
         certificate), and up to six changes the smallest realizing subset is taken."""
@@ -464,14 +463,14 @@ class _Everything(dict):
         return self.values.get(a)
 
 
-def change_key(change: Change):
+def change_key(change: SignedAtom):
     from ..lang import constant_sort_key
 
     sign, (pred, args) = change
     return (pred, tuple(constant_sort_key(v) for v in args), sign)
 
 
-def show_set(changes: Iterable[Change]) -> str:
+def show_set(changes: Iterable[SignedAtom]) -> str:
     return "{" + ", ".join(f"{s}{show(a)}" for s, a in sorted(changes, key=change_key)) + "}"
 
 
@@ -490,4 +489,4 @@ def at_most_one(problem) -> list:
     return getattr(problem, "at_most_one", [])
 
 
-__all__ = ["Change", "GroundAtom", "GroundModel", "change_key", "describe", "show", "show_set"]
+__all__ = ["SignedAtom", "GroundAtom", "GroundModel", "change_key", "describe", "show", "show_set"]

@@ -25,6 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Callable, Iterable, Iterator, Mapping
 
 from ..lang import Comparison, Literal, Program, Rule, Var, analyze
@@ -58,6 +59,28 @@ class Budget:
             raise OverBudget
 
 
+_KEYS: dict[tuple[int, ...], Callable[[tuple], tuple]] = {}
+
+
+def key_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """The function giving a row's key on ``positions`` (a tuple; one made per positions, in C:
+    a generator building the key was a fifth of an index update)."""
+    key = _KEYS.get(positions)
+    if key is None:
+        if len(positions) == 1:
+            key = _single(positions[0])
+        elif positions:
+            key = itemgetter(*positions)
+        else:
+            key = lambda row: ()  # noqa: E731
+        key = _KEYS[positions] = key
+    return key
+
+
+def _single(i: int) -> Callable[[tuple], tuple]:
+    return lambda row: (row[i],)
+
+
 class Relation:
     """A set of tuples with hash indexes on column positions, built on first use and kept current."""
 
@@ -80,8 +103,9 @@ class Relation:
         index = self.indexes.get(positions)
         if index is None:
             index = self.indexes[positions] = {}
+            key_on = key_of(positions)
             for row in self.rows:
-                index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+                index.setdefault(key_on(row), set()).add(row)
         return index.get(key, ())
 
     def add(self, row: tuple) -> bool:
@@ -93,7 +117,7 @@ class Relation:
 
     def _indexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
-            index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+            index.setdefault(key_of(positions)(row), set()).add(row)
 
     def discard(self, row: tuple) -> None:
         if row not in self.rows:
@@ -103,7 +127,7 @@ class Relation:
 
     def _unindexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
-            key = tuple(row[i] for i in positions)
+            key = key_of(positions)(row)
             bucket = index[key]
             bucket.discard(row)
             if not bucket:
@@ -270,6 +294,8 @@ class _Body:
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
         self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.first_two = (self.positives[0], self.positives[1] if len(self.positives) > 1 else None)
+        self.others = self.positives[1:]
         self.needs = frozenset(self.positives)
         self.solutions = _compile(self.steps, self.head)
 
@@ -413,7 +439,14 @@ def cheapest(bodies: list["_Body"], env: dict) -> "_Body":
     """Of orders of one rule, the one whose first and second relations are smallest now."""
     if len(bodies) == 1:
         return bodies[0]
-    return min(bodies, key=lambda b: tuple(len(env.get(p, _EMPTY)) for p in b.positives[:2]))
+    get = env.get
+    best, least = bodies[0], None
+    for body in bodies:
+        first, second = body.first_two
+        sizes = (len(get(first, _EMPTY)), len(get(second, _EMPTY)) if second else 0)
+        if least is None or sizes < least:
+            best, least = body, sizes
+    return best
 
 
 def chosen(groups: Iterable[list["_Body"]], sizes: "Mapping[str, int] | None", virtual: dict[str, str]) -> list["_Body"]:
@@ -525,8 +558,8 @@ class LivePlan:
             fresh: dict[str, list] = {}
             for starts, _ in planned:
                 for orders in starts:
-                    rows = source.get(orders[0].steps[0][1])
-                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].positives[1:]):
+                    rows = source.get(orders[0].positives[0])
+                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].others):
                         continue  # no new rows, or another positive literal is empty
                     body = cheapest(orders, env)
                     _derive(body, env, rows, fresh.setdefault(body.pred, []), note.get(body.pred))
