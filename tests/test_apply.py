@@ -261,3 +261,40 @@ def test_the_chooser_shows_a_family_as_one_column_and_asks_for_its_value(monkeyp
     assert "no member has D=infor7" in text
     assert chosen.changes.lines() == ["+group_chair(infor3, gerhard)", "+staff_group(aravindan, infor3)", "-group_chair(infor2, gerhard)"]
     assert chosen.family is None
+
+
+def test_the_chooser_iterates_the_handle_and_shows_its_first_page_before_the_search_ends(monkeypatch):
+    # Streaming is iteration: the chooser asks the handle for a page (and one more, to see an
+    # end), so the first page is on the screen while the rest of the search has not run; picking
+    # a later number runs the search on to it, and leaving stops it.
+    import io
+
+    from nablog.interactive import choose
+    from nablog.solver.realization import Verifier
+    from nablog.tableaux.explanations import layered_dag
+
+    monkeypatch.setenv("COLUMNS", "100")
+    db = Database.from_text("tc(X, Y) :- e(X, Y). tc(X, Y) :- e(X, Z), tc(Z, Y).", {"e": layered_dag(3, 3)})
+    whole = db.propose("-tc(s, t).", families=False)
+    assert len(whole) > 20
+    verified = []
+    realizes = Verifier.realizes
+    monkeypatch.setattr(Verifier, "realizes", lambda self, *changes: verified.append(changes) or realizes(self, *changes))
+    handle = db.propose("-tc(s, t).", families=False, stream=True)
+    at_prompts = []
+    answers = iter(["9", "y"])
+    out = io.StringIO()
+
+    def read(prompt):
+        at_prompts.append(len(verified))
+        out.write(prompt)
+        return next(answers)
+
+    chosen = choose(handle, lambda current: current, read, out)
+    text = out.getvalue()
+    assert text.startswith("request: -tc(s, t).\n\n[1] 3 changes")
+    assert "showing 1-3 of 4 found so far (searching)" in text
+    assert at_prompts[0] == 4 and at_prompts[1] == 10  # a page and one more; then on to number 9 and one more
+    assert chosen.changes.lines() == whole[8].changes.lines()
+    with pytest.raises(RuntimeError, match="cancelled"):
+        handle.get()  # leaving the chooser stopped the search

@@ -111,10 +111,9 @@ def test_a_commit_computes_its_induced_update_once(chairs, monkeypatch):
     )
 
 
-def test_a_commit_to_sqlite_reads_no_table_whole(tmp_path, monkeypatch):
-    # The true changes and the staged statements cost the change (a lookup, an insert or a
-    # delete per row), not the table: the commit reads no table whole (issue 23, the server's
-    # commit cost), and the undo log and the table hold exactly the true changes.
+def _sqlite_graph(tmp_path, monkeypatch, edges: int, rules: str):
+    """A database over a SQLite table ``edge`` of a chain of ``edges``; the tables read whole
+    from then on (by name) are counted in the list returned beside it."""
     import sqlite3
 
     from nablog.io.sqlitedb import SqliteDatabase
@@ -122,21 +121,61 @@ def test_a_commit_to_sqlite_reads_no_table_whole(tmp_path, monkeypatch):
     db_path = tmp_path / "graph.db"
     with sqlite3.connect(db_path) as con:
         con.execute("CREATE TABLE edge (a, b)")
-        con.executemany("INSERT INTO edge VALUES (?, ?)", [(i, i + 1) for i in range(200)])
+        con.executemany("INSERT INTO edge VALUES (?, ?)", [(i, i + 1) for i in range(edges)])
     program = tmp_path / "graph.lp"
-    program.write_text("path(X, Y) :- edge(X, Y).\npath(X, Z) :- edge(X, Y), path(Y, Z).\n")
+    program.write_text(rules)
     db = Database.from_files(program, data=[db_path])
     reads = []
     read = SqliteDatabase._read
+    monkeypatch.setattr(SqliteDatabase, "_read", lambda self, *args, **kwargs: reads.append(args[1].name) or read(self, *args, **kwargs))
+    return db, reads
 
-    def counting(self, *args, **kwargs):
-        reads.append(args[1].name)
-        return read(self, *args, **kwargs)
 
-    monkeypatch.setattr(SqliteDatabase, "_read", counting)
+def test_a_commit_to_sqlite_reads_no_table_whole(tmp_path, monkeypatch):
+    # The true changes and the staged statements cost the change (a lookup, an insert or a
+    # delete per row), not the table: the commit reads no table whole (issue 23, the server's
+    # commit cost), and the undo log and the table hold exactly the true changes.
+    import sqlite3
+
+    db, reads = _sqlite_graph(tmp_path, monkeypatch, 200, "path(X, Y) :- edge(X, Y).\npath(X, Z) :- edge(X, Y), path(Y, Z).\n")
+    db_path = tmp_path / "graph.db"
     _, induced = db.commit(["edge(500, 501)", "edge(3, 4)"], ["edge(0, 1)", "edge(900, 901)"])
     assert reads == []
     assert db.stores.entries()[-1]["changes"] == {"graph.db": {"edge": {"insert": [[500, 501]], "delete": [[0, 1]]}}}
     with sqlite3.connect(db_path) as con:
         assert sorted(con.execute("SELECT a, b FROM edge")) == sorted([(i, i + 1) for i in range(1, 200)] + [(500, 501)])
     assert "-path(0, 200)" in induced.lines() and "+path(500, 501)" in induced.lines()
+
+
+def test_undo_reads_no_store_whole(chairs, counted):
+    # A file comes back byte for byte when its digest says it is as the commit left it: its
+    # rows are not read to check that again (issue 23: undo read the store whole).
+    _, loads = counted
+    db = Database.from_files(chairs)
+    db.apply(db.propose(REQUEST)[0], request=REQUEST)
+    before = len(loads)
+    assert db.undo().lines() == ["-staff_chair(aravindan, gerhard)", "-staff_group(aravindan, infor2)"]
+    assert len(loads) == before
+    assert Database.from_files(chairs).query("staff_group(aravindan, G)") == [("aravindan", "infor1")]
+
+
+def test_an_sqlite_undo_reads_no_table_and_refuses_rows_changed_since(tmp_path, monkeypatch):
+    # Undone row by row, the inverse is staged (statements run and rolled back): its true
+    # changes must be the whole inverse, else a row was changed since and nothing is written.
+    import sqlite3
+
+    from nablog.lang import NablogError
+
+    db, reads = _sqlite_graph(tmp_path, monkeypatch, 20, "path(X, Y) :- edge(X, Y).\n")
+    db_path, program = tmp_path / "graph.db", tmp_path / "graph.lp"
+    db.commit(["edge(500, 501)"], ["edge(0, 1)"])
+    assert db.undo().lines() == ["+edge(0, 1)", "+path(0, 1)", "-edge(500, 501)", "-path(500, 501)"]
+    assert reads == []
+    with sqlite3.connect(db_path) as con:
+        assert sorted(con.execute("SELECT a, b FROM edge")) == [(i, i + 1) for i in range(20)]
+    db.commit(["edge(600, 601)"], [])
+    with sqlite3.connect(db_path) as con:
+        con.execute("DELETE FROM edge WHERE a = 600")  # another writer takes the row back
+    with pytest.raises(NablogError, match="^error: cannot undo: edge in graph.db changed after the change being undone"):
+        Database.from_files(program, data=[db_path]).undo()
+    assert len(Database.from_files(program, data=[db_path]).stores.entries()) == 1

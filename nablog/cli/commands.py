@@ -194,7 +194,6 @@ def run_apply(args: argparse.Namespace) -> int:
     # does (realizations come smallest first, a size's all found before the cut, so the N-th is the
     # same as in the whole list).
     cut = args.limit if args.interactive or args.pick < 1 else min(args.pick, args.limit or args.pick)
-    proposal = _propose(db, options, parsed, limit=cut)
     if args.interactive:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise NablogError("--interactive needs a terminal", hint="choose without one: nablog apply ... --pick N (see nablog propose for the list)")
@@ -202,13 +201,15 @@ def run_apply(args: argparse.Namespace) -> int:
 
         def more(current):
             limit = None if current.status != "bounded" or args.limit is None else 2 * max(len(current), args.limit)
-            return _propose(db, options, parsed, limit=limit or args.limit, max_fresh=args.max_fresh + 1)
+            return _propose(db, options, parsed, limit=limit or args.limit, max_fresh=args.max_fresh + 1, stream=True)
 
-        chosen = choose(proposal, more, input, sys.stdout)
+        # The chooser iterates the search's handle: its first page shows as soon as it is found.
+        chosen = choose(_propose(db, options, parsed, limit=cut, stream=True), more, input, sys.stdout)
         if chosen is None:
             print("nothing applied")
             return 0
     else:
+        proposal = _propose(db, options, parsed, limit=cut)
         if not proposal.realizations:
             raise NablogError(proposal.message, hint="nothing to apply; see nablog propose for the reasons")
         if not 1 <= args.pick <= len(proposal):

@@ -322,12 +322,10 @@ class Stores:
                         hint="run undo with the program and data the change was applied to, or drop the entry with nablog undo --forget",
                     )
                 change = Delta.from_json(rows)
-                current = _load(store, change.predicates)
-                for pred, (ins, dele) in change.by_relation().items():
-                    have = current.get(pred, set())
-                    if not ins <= have or have & dele:
-                        raise _stale(pred, name)
                 inverse = inverse.compose(change.inverse())
+                # Nothing is read here: a file comes back byte for byte when it is as the commit
+                # left it (its digest, below); a store undone row by row stages the inverse,
+                # whose true changes must be all of it (else the data changed since: _run).
                 if not by_bytes or isinstance(store, SqliteDatabase):
                     plans.append((store, change.inverse()))
             restore = []
@@ -336,7 +334,7 @@ class Stores:
                 if _digest(target) != f["sha256"]:
                     raise _stale(None, f["target"])
                 restore.append((target, self._path(f["backup"]) if f.get("backup") else None))
-            self._run(plans, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version))
+            self._run(plans, None, restore=restore, entries=entries[:-1], drop=[entry], writers=self._version_writer(version), whole=True)
             return inverse
 
     def forget(self) -> dict | None:
@@ -415,11 +413,13 @@ class Stores:
     # -- the protocol ---------------------------------------------------------------------------
 
     def _run(self, plans: Sequence[tuple[FactSource, Delta]], basis: str | None, *, request: str | None = None,
-             restore=(), entries=None, drop=(), writers={}) -> Delta:
+             restore=(), entries=None, drop=(), writers={}, whole: bool = False) -> Delta:
         """Steps 1-7: each store stages its part of the change (``plans``: store, Delta), reading
         what it touches once and keeping the true changes (:meth:`FactSource.stage`); returns
         those. With ``request`` (a commit), the true changes go on the undo log; when there are
-        none, nothing is written but the ``writers``' files (when there are any)."""
+        none, nothing is written but the ``writers``' files (when there are any). With ``whole``
+        (an undo) every part's true changes must be all of it: a row already there or already
+        gone means the data changed since, and nothing is written."""
         tag = f"nablog-{os.getpid()}-{os.urandom(4).hex()}"
         undo_dir = self.state / "undo" / tag
         directories = sorted({str(s.location.resolve().parent if not s.location.is_dir() else s.location.resolve()) for s, _ in plans}
@@ -434,6 +434,11 @@ class Stores:
             changes: dict[str, dict] = {}  # the undo entry's changes: store to its true changes
             for store, part in plans:
                 staged = store.stage(part, tag)
+                if whole:
+                    wanted, found = part.by_relation(), staged.real.by_relation()
+                    for pred in sorted(wanted):
+                        if found.get(pred, (set(), set())) != wanted[pred]:
+                            raise _stale(pred, self._name(store.location))
                 if isinstance(store, SqliteDatabase):
                     self._step(f"check {store.location.name}")
                     if staged.real:
@@ -607,13 +612,6 @@ class Stores:
 
     def _path(self, name: str) -> Path:
         return self.base / name
-
-
-def _load(store: FactSource, relations: Iterable[str]):
-    """The stored rows of ``relations``; none for a store whose file does not exist yet."""
-    if not store.location.exists():
-        return {}
-    return store.load(sorted(relations))
 
 
 def _stale(pred: str | None, name: str) -> NablogError:

@@ -44,6 +44,14 @@ def _atom_key(signed: tuple[str, Atom]) -> tuple:
 
 _EMPTY: frozenset = frozenset()
 
+GroundAtom = tuple[str, tuple]
+"""A ground atom as the ground problems, the tableaux and repair hold it: ``(pred, args)``."""
+SignedAtom = tuple[str, GroundAtom]
+"""One change of a change set, ``("+" | "-", ground atom)``: a hitting set's element (seed 003),
+a correction literal (seed 004). A set of them is what a :class:`Delta` holds as atoms; the
+tableaux and repair keep the signed form because they work literal by literal (membership,
+subsets, a change's complement), where a Delta's two sides would be split and joined again."""
+
 KEPT_EFFECTS = 1_000
 """A delta computed later (:meth:`Delta.later`, a realization's side effects) of at most this many
 atoms is kept once computed; a larger one is counted, and computed whenever asked for."""
@@ -611,4 +619,4 @@ def _loc(source: Source, pos: int) -> Loc:
     return Loc(source, line, column)
 
 
-__all__ = ["KEPT_EFFECTS", "SPLIT_PREFIX", "VIOLATION_PREFIX", "Delta", "induced_update", "shown_atom", "shown_name", "substitute_atom"]
+__all__ = ["GroundAtom", "KEPT_EFFECTS", "SignedAtom", "SPLIT_PREFIX", "VIOLATION_PREFIX", "Delta", "induced_update", "shown_atom", "shown_name", "substitute_atom"]

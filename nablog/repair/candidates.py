@@ -22,13 +22,19 @@ The energy of v is ``−score(v) + change·[v ≠ own]``: the prior log odds aga
 wrong are paid by every change. The rate of wrong cells is estimated from the data alone (by the
 caller, :func:`nablog.repair.cells.repair_cells`): in the groups that violate a functional
 dependency, the (weighted) share of rows that disagree with their group's majority value —
-the error rate if majorities are right (1/20 when nothing is known). A candidate whose energy exceeds the cell's own by more than
-``SLACK`` (it is ``e^SLACK`` times less likely than leaving the cell) is dropped: the data does not
-support it, and a constraint that could only be satisfied through such values stays violated
-(reported, never forced). Keeping a value costs nothing; a change costs
-``softplus(energy(v) − energy(own))`` (:func:`softplus`), in thousandths: the negative log
-probability that v rather than the own value is right. Every change has a positive cost, so a
-cell changes only when a violation asks for it, and then to its most likely candidate.
+the error rate if majorities are right (1/20 when nothing is known).
+
+**A cell gets a candidate only when the evidence for it dominates** (:func:`dominates`): the
+values at least as likely as the cell's own (the change prior paid) are its rivals, own included,
+and the best of them must hold more than half their probability — more likely than the own value
+and every runner-up together. Then it is the cell's one candidate; otherwise the cell has none
+and keeps its value (equal evidence, two near-equal guesses: no change), and a constraint that
+could only be satisfied through such values stays violated (reported, never forced). On flights
+the naive-Bayes candidates of a group without a common value were the column's most frequent
+times at near-equal cost, and the solver, made to restore consistency, picked among them.
+Keeping a value costs nothing; a change costs ``softplus(energy(v) − energy(own))``
+(:func:`softplus`), in thousandths: the negative log probability that v rather than the own value
+is right. Every change has a positive cost, so a cell changes only when a violation asks for it.
 
 These constants are priors fixed once for every data set (docs/design.md, cell repair), never
 fitted to a clean copy.
@@ -50,10 +56,8 @@ from ..lang import Constant
 
 ALPHA = 1.0  # Laplace smoothing of every count
 CHANGE = math.log(19)  # prior odds against a change: a cell is wrong with probability 1/20
-SLACK = 0.0  # a candidate must be at least as likely as the cell's own value, the change prior paid
 CLOSENESS = 1.0  # weight of the Levenshtein similarity to the dirty value
 TOP = 3  # candidates per context column
-DOMAIN = 4  # at most this many values besides the own one
 SCALE = 1000  # costs are integers: thousandths of a nat
 
 
@@ -266,30 +270,48 @@ def domains(stats: Statistics, column: int, rows: Sequence[int], context: Sequen
     start = 0
     cells = pairs[:, 0]
     bounds = np.searchsorted(cells, np.arange(len(rows_arr) + 1))
+    close: dict[tuple[int, int], float] = {}  # similarity per (own code, candidate code): values repeat
     for i, r in enumerate(rows_arr.tolist()):
         start, end = bounds[i], bounds[i + 1]
-        codes = pairs[start:end, 1]
-        e = energy[start:end]
-        own_code = own[i]
-        own_energy = float(e[codes == own_code][0])
-        options = []
-        for code, energy_v in zip(codes.tolist(), e.tolist()):
+        codes = pairs[start:end, 1].tolist()
+        e = energy[start:end].tolist()
+        own_code = int(own[i])
+        own_value = col.values[own_code]
+        own_energy = e[codes.index(own_code)]
+        rivals = [own_energy]  # the energies of the values at least as likely as the own one, all costs paid
+        best: tuple[float, tuple, Constant] | None = None
+        for code, energy_v in zip(codes, e):
             if code == own_code or col.values[code] in stats.nulls:
                 continue  # a repair fills or corrects a value, never erases one
-            if energy_v + change - CLOSENESS > own_energy + SLACK:
-                continue  # not even an identical-looking value would be close enough
+            if energy_v + change - CLOSENESS > own_energy:
+                continue  # less likely than the own value even if it looked the same: no rival
             value = col.values[code]
-            total = energy_v + change - CLOSENESS * similarity(col.values[own_code], value)
-            if total <= own_energy + SLACK:
-                options.append((total, row_key(value), value))
-        if not options:
+            if (own_code, code) not in close:
+                close[(own_code, code)] = similarity(own_value, value)
+            total = energy_v + change - CLOSENESS * close[(own_code, code)]
+            if total > own_energy:
+                continue
+            rivals.append(total)
+            if best is None or (total, row_key(value)) < best[:2]:
+                best = (total, row_key(value), value)
+        if best is None or not dominates(best[0], rivals):
             continue
-        options.sort(key=lambda o: (o[0], o[1]))
-        options = options[:DOMAIN]
-        values = (col.values[own_code],) + tuple(v for _, _, v in options)
-        costs = (0,) + tuple(max(1, round(softplus(t - own_energy) * SCALE)) for t, _, _ in options)
-        out[r] = Domain(values, costs)
+        out[r] = Domain((own_value, best[2]), (0, max(1, round(softplus(best[0] - own_energy) * SCALE))))
     return out
+
+
+def dominates(energy: float, energies: Sequence[float]) -> bool:
+    """Whether the value of ``energy`` (one of ``energies``, the cell's values with every cost
+    paid) holds more than half the probability of them all, ``e^-energy > Σ e^-other``: it is
+    more likely than its rivals together, so no other value — the cell's own, a runner-up — has
+    as much evidence; with two values equally likely neither does.
+
+    >>> dominates(1.0, [1.0, 3.0]), dominates(1.0, [1.0, 1.0]), dominates(1.0, [1.0, 2.0, 2.0]), dominates(1.0, [1.0, 1.5, 1.5])
+    (True, False, True, False)
+    """
+    low = min(energies)
+    mass = sum(math.exp(low - x) for x in energies)
+    return 2 * math.exp(low - energy) > mass
 
 
 def row_key(value: Constant) -> tuple:
@@ -408,4 +430,4 @@ def copy_clusters(rows: Sequence[tuple], src: np.ndarray, n_sources: int, groups
     return sizes[roots].astype(float)
 
 
-__all__ = ["CHANGE", "SLACK", "Domain", "change_prior", "copy_clusters", "Statistics", "domains", "energies", "shape", "similarity", "source_weights"]
+__all__ = ["CHANGE", "Domain", "change_prior", "copy_clusters", "Statistics", "domains", "dominates", "energies", "shape", "similarity", "source_weights"]

@@ -48,8 +48,9 @@ from ..engines.violations import name_anonymous
 from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogError, Program, Requirement, Var, arith, row_sort_key
 from ..lang.ast import term_variables
 from ..solver.bindings import _unify
+from ..solver.problem import protections
 from .candidates import CHANGE, SCALE, Domain, Statistics, change_prior, domains, source_weights
-from .cellsolve import CellProblem, InstanceFactor, KeyFactor, KeyRow, solve
+from .cellsolve import CellProblem, InstanceFactor, KeyFactor, KeyRow, certain, solve
 from .constraints import constraint_infos, uses_views
 from .tables import CorrectionTable
 from .violations import find_falsifiers
@@ -315,8 +316,7 @@ def repair_cells(
     before = sum(len({relations[fd.relation][r][fd.rhs] for r in rows}) - 1 for fd, gs in groups.items() for rows in gs)
     instances = _instances(general, relations, engine)
     before += len(instances)
-    for inst in instances:
-        _implicate(inst, general, implicated, allowed)
+    _implicate_instances(instances, general, implicated, allowed)
 
     stats: dict[str, Statistics] = {}
     for p, rows in relations.items():
@@ -326,14 +326,14 @@ def repair_cells(
         if rows:
             stats[p] = Statistics(rows, len(rows[0]), weights, program.null_values)
     groups = _agreed(groups, relations, stats)
-    _implicate_groups(groups, implicated, allowed)
+    _implicate_groups(groups, relations, stats, implicated, allowed)
     changes = _change_priors(groups, relations, stats)
     domain_of: dict[tuple[str, int, int], Domain] = {}
     known: set[_Instance] = set(instances)
     rounds = 0
     while True:
         rounds += 1
-        _add_domains(implicated, domain_of, stats, source_column, changes)
+        _add_domains(implicated, domain_of, stats, source_column, changes, fds, relations)
         problem, cells = _problem(domain_of, fds, general, known, relations)
         assignments, optimal, stopped = _solve(problem, limit, deadline)
         timed_out = bool(stopped)
@@ -342,12 +342,11 @@ def repair_cells(
         new = [i for i in _instances(general, repaired, engine) if i not in known]
         # A row moved into a group by a changed key may disagree there in a cell nothing had
         # implicated: the group's cells join the problem (seed 004 §5, case 3).
-        grown = _implicate_groups(_agreed(_fd_groups(fds, repaired), repaired, stats), implicated, allowed)
+        grown = _implicate_groups(_agreed(_fd_groups(fds, repaired), repaired, stats), repaired, stats, implicated, allowed)
         if not (new or grown) or rounds >= max_rounds or timed_out:
             break
         known.update(new)
-        for inst in new:
-            _implicate(inst, general, implicated, allowed)
+        _implicate_instances(known, general, implicated, allowed)
     left = _left(fds, general, repaired, engine)
     status = "consistent" if not left else "partial"
     result = CellRepair(
@@ -393,13 +392,15 @@ def _column_names(program: Program, relation: str, rows: Sequence[tuple]) -> tup
 
 
 def _protections(program: Program, protect: Iterable, relations: Mapping[str, Sequence[tuple]]) -> tuple[set[str], set[tuple[str, int]]]:
+    """The protected relations (seed 003's immutable part, :func:`~nablog.solver.problem.protections`)
+    and the rows (relation, position) holding a protected fact."""
     names: set[str] = set()
     facts: set[tuple[str, tuple]] = set()
-    for p in list(program.protected) + list(protect):
+    for p in protections(program, protect, set()):  # the rows are stored as named: nothing is split
         if isinstance(p, str):
             names.add(p)
         else:
-            facts.add((p.pred, tuple(p.args)))
+            facts.add(p)
     rows = {(p, r) for p, rs in relations.items() for r, row in enumerate(rs) if (p, row) in facts} if facts else set()
     return names, rows
 
@@ -524,13 +525,19 @@ def _agreed(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str
     of a minimal repair, that wrong cells are a minority, holds there. A group without a majority
     (tax: 340 rows of zip 01907 with 200 different cities) says instead that its left-hand side
     is wrong or that the data does not follow the dependency; changing cells there on naive-Bayes
-    scores made the data worse, so it implicates nothing and stays violated (reported)."""
+    scores made the data worse, so it implicates nothing and stays violated (reported). Nor does
+    a group whose key holds a null (``""``, ``#null``): a missing value names no entity, and
+    rows sharing it need not agree (rayyan: 90 articles without a pagination, a "key" group
+    whose author lists were all set to one value)."""
     out: dict[_Fd, list[list[int]]] = {}
     for fd, key_groups in groups.items():
         weights = stats[fd.relation].weights
+        nulls = stats[fd.relation].nulls
         rows = relations[fd.relation]
         for group in key_groups:
-            votes = _votes(group, rows, fd.rhs, weights, stats[fd.relation].nulls)
+            if any(rows[group[0]][i] in nulls for i in fd.lhs):
+                continue
+            votes = _votes(group, rows, fd.rhs, weights, nulls)
             if votes and 2 * max(votes.values()) > sum(votes.values()):
                 out.setdefault(fd, []).append(group)
     return out
@@ -546,12 +553,22 @@ def _votes(group: Sequence[int], rows, column: int, weights, nulls=frozenset()) 
     return votes
 
 
-def _implicate_groups(groups: Mapping[_Fd, list[list[int]]], implicated: dict, allowed) -> bool:
-    """Mark the left- and right-hand cells of every violating group; whether a cell was new."""
+def _implicate_groups(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str, Statistics], implicated: dict, allowed) -> bool:
+    """Mark the left- and right-hand cells of the rows that disagree with their (agreed) violating
+    group's majority; whether a cell was new. The majority is what the violation says is right,
+    so its rows are no suspects: a change of their value, or of their key, has no evidence
+    behind it (a cell holding the majority of its group is implicated only by another
+    constraint). A disagreeing row is wrong in its value or in its key (tax: a wrong zip puts a
+    row into a group whose exemptions are not its own), so both are implicated."""
     grown = False
     for fd, key_groups in groups.items():
-        for rows in key_groups:
-            for r in rows:
+        rows = relations[fd.relation]
+        for group in key_groups:
+            votes = _votes(group, rows, fd.rhs, stats[fd.relation].weights, stats[fd.relation].nulls)
+            majority = max(votes, key=lambda v: votes[v])
+            for r in group:
+                if rows[r][fd.rhs] == majority:
+                    continue
                 for i in fd.lhs + (fd.rhs,):
                     if not allowed((fd.relation, r, i)):
                         continue
@@ -561,12 +578,43 @@ def _implicate_groups(groups: Mapping[_Fd, list[list[int]]], implicated: dict, a
     return grown
 
 
-def _implicate(inst: _Instance, general: Sequence[_Denial], implicated: dict, allowed) -> None:
-    denial = next(d for d in general if d.name == inst.name)
-    for (pred, r), read in zip(inst.rows, denial.read):
-        for i in read:
-            if allowed((pred, r, i)):
-                implicated.setdefault((pred, r, i), set()).add(inst.name)
+def _implicate_instances(instances: Iterable[_Instance], general: Sequence[_Denial], implicated: dict, allowed) -> None:
+    """Mark the cells a denial reads in the *suspect* tuples of its violated instances.
+
+    A tuple is suspect in an instance when it is in more violated instances of the denial than
+    the instance's other tuples: a wrong value conflicts with many right ones, a right value only
+    with the few wrong ones (holistic data cleaning repairs the tuples of most conflicts first,
+    Chu, Ilyas, Papotti, ICDE 2013). Tuples with as many conflicts as one another — two rows
+    sharing a key — are equally suspect: the instance implicates nothing. And as a dependency's
+    group implicates only under a majority (:func:`_agreed`), a denial implicates only when its
+    suspects are fewer than half the tuples in its violations: a minimal repair presumes wrong
+    tuples are a minority; where most are suspect (rayyan's volume-issue denial: 218 of 356) the
+    denial contradicts the data rather than pointing at errors, and stays violated (reported).
+    An instance of one tuple (a foreign key, a fact verified false) implicates that tuple.
+    """
+    by_name: dict[str, list[_Instance]] = {}
+    for inst in instances:
+        by_name.setdefault(inst.name, []).append(inst)
+    denials = {d.name: d for d in general}
+    for name, found in by_name.items():
+        conflicts: dict[tuple[str, int], int] = {}
+        for inst in found:
+            for t in set(inst.rows):
+                conflicts[t] = conflicts.get(t, 0) + 1
+        marked: list[tuple[_Instance, list[bool]]] = []
+        for inst in found:
+            counts = [conflicts[t] for t in inst.rows]
+            if len(set(inst.rows)) == 1 or len(set(counts)) > 1:
+                marked.append((inst, [c == max(counts) for c in counts]))
+        suspects = {t for inst, marks in marked for t, m in zip(inst.rows, marks) if m}
+        if 2 * len(suspects) >= len(conflicts) and any(len(set(inst.rows)) > 1 for inst, _ in marked):
+            continue
+        for inst, marks in marked:
+            for (pred, r), read, m in zip(inst.rows, denials[name].read, marks):
+                if m:
+                    for i in read:
+                        if allowed((pred, r, i)):
+                            implicated.setdefault((pred, r, i), set()).add(name)
 
 
 def _change_priors(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str, Statistics]) -> dict[tuple[str, int], float]:
@@ -592,11 +640,12 @@ def _change_priors(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapp
     return out
 
 
-def _add_domains(implicated, domain_of, stats: Mapping[str, Statistics], source_column, changes: Mapping[tuple[str, int], float]) -> None:
+def _add_domains(implicated, domain_of, stats: Mapping[str, Statistics], source_column, changes: Mapping[tuple[str, int], float], fds: Sequence[_Fd], relations) -> None:
     todo: dict[tuple[str, int], list[int]] = {}
     for p, r, i in implicated:
         if (p, r, i) not in domain_of:
             todo.setdefault((p, i), []).append(r)
+    landing = _Landing(fds, relations, stats)
     for (p, i), rows in sorted(todo.items()):
         st = stats[p]
         context = [b for b in range(st.width) if b != i and not (source_column and source_column == (p, b))]
@@ -604,7 +653,51 @@ def _add_domains(implicated, domain_of, stats: Mapping[str, Statistics], source_
         found = domains(st, i, rows, context, change)
         for r in rows:
             own = st.columns[i].values[st.columns[i].codes[r]]
-            domain_of[(p, r, i)] = found.get(r, Domain((own,), (0,)))
+            d = found.get(r)
+            voted = any(fd.rhs == i and fd.relation == p for fd in fds if fd.name in implicated[(p, r, i)])
+            domain_of[(p, r, i)] = d if d is not None and (voted or landing.agrees(p, r, i, d.values[1])) else Domain((own,), (0,))
+
+
+class _Landing:
+    """Whether a row whose key cell takes a new value lands among rows that vouch for it.
+
+    A change of a dependency's left-hand side moves the row into another group. When no
+    violated group votes on the cell as its right-hand side, it is a repair only when that group exists and its (source-weighted) majority holds the row's own
+    right-hand value, for every dependency whose left-hand side has the cell: the rows there
+    agree with this one (tax: a wrong zip, whose city and exemptions are those of another zip).
+    A key no other row has, or one whose rows say otherwise, only takes the row out of the
+    dependency's reach — an escape, not a repair (rayyan: creation dates moved to the most
+    frequent date, journal titles to another journal)."""
+
+    def __init__(self, fds: Sequence[_Fd], relations, stats: Mapping[str, Statistics]):
+        self.fds = fds
+        self.relations = relations
+        self.stats = stats
+        self.majority: dict[_Fd, dict[tuple, Constant]] = {}
+
+    def agrees(self, relation: str, row: int, column: int, value: Constant) -> bool:
+        own = self.relations[relation][row]
+        for fd in self.fds:
+            if fd.relation != relation or column not in fd.lhs:
+                continue
+            key = tuple(value if i == column else own[i] for i in fd.lhs)
+            if self._majorities(fd).get(key, _NONE) != own[fd.rhs]:
+                return False
+        return True
+
+    def _majorities(self, fd: _Fd) -> dict[tuple, Constant]:
+        if fd not in self.majority:
+            votes: dict[tuple, dict] = {}
+            weights, nulls = self.stats[fd.relation].weights, self.stats[fd.relation].nulls
+            for r, row in enumerate(self.relations[fd.relation]):
+                if row[fd.rhs] not in nulls:
+                    tally = votes.setdefault(tuple(row[i] for i in fd.lhs), {})
+                    tally[row[fd.rhs]] = tally.get(row[fd.rhs], 0.0) + weights[r]
+            self.majority[fd] = {key: max(tally, key=lambda v: (tally[v], row_sort_key((v,)))) for key, tally in votes.items()}
+        return self.majority[fd]
+
+
+_NONE = object()
 
 
 def _problem(domain_of, fds: Sequence[_Fd], general: Sequence[_Denial], instances: Iterable[_Instance], relations) -> tuple[CellProblem, list[tuple[str, int, int]]]:
@@ -670,8 +763,9 @@ def _problem(domain_of, fds: Sequence[_Fd], general: Sequence[_Denial], instance
 
 
 def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[list[tuple[int, ...]], bool, list[int]]:
-    """Optimal assignments of the whole problem (up to ``limit``), whether proven optimal, and
-    the cells of the components the deadline stopped (each keeps its values).
+    """Optimal assignments of the whole problem (up to ``limit``; with ``limit`` 1 the changes
+    every optimal assignment makes, :func:`~nablog.repair.cellsolve.certain`), whether proven
+    optimal, and the cells of the components the deadline stopped (each keeps its values).
 
     Components are solved smallest first, so a deadline spent on one large component leaves the
     small ones solved. A component the deadline stopped keeps every cell: its best model so far is
@@ -686,7 +780,7 @@ def _solve(problem: CellProblem, limit: int, deadline: float | None) -> tuple[li
             stopped.extend(comp.cells)
             per_component.append((comp.cells, [tuple(0 for _ in comp.cells)]))
             continue
-        solutions = solve(comp.problem, limit, deadline)
+        solutions = [certain(comp.problem, deadline)] if limit == 1 else solve(comp.problem, limit, deadline)
         optimal &= all(s.optimal for s in solutions)
         if not all(s.optimal for s in solutions) and deadline is not None and time.monotonic() > deadline:
             stopped.extend(comp.cells)

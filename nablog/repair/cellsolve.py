@@ -190,14 +190,15 @@ class Solution:
 
 
 def brute_force(problem: CellProblem, limit: int = 1) -> list[Solution]:
-    """Every assignment of the problem measured; the best ``limit`` of those tied at the optimum."""
+    """Every assignment of the problem measured; the best ``limit`` of those tied at the optimum
+    (every one of them with ``limit`` 0)."""
     best: tuple[int, int] | None = None
     found: list[tuple[int, ...]] = []
     for assignment in itertools.product(*(range(len(d.values)) for d in problem.domains)):
         m = problem.measure(assignment)
         if best is None or m < best:
             best, found = m, [assignment]
-        elif m == best and len(found) < limit:
+        elif m == best and (len(found) < limit or not limit):
             found.append(assignment)
     assert best is not None
     return [Solution(a, best[0], best[1]) for a in found]
@@ -212,6 +213,31 @@ def solve(problem: CellProblem, limit: int = 1, deadline: float | None = None) -
     if size(problem) <= BRUTE:
         return brute_force(problem, limit)
     return solve_clingo(problem, limit, deadline)
+
+
+def certain(problem: CellProblem, deadline: float | None = None) -> Solution:
+    """The changes every optimal assignment makes: each cell takes the value all optimal
+    assignments give it, and keeps its own value (index 0) where they differ — where the evidence
+    is equal, nothing is changed (the certain answers of a repair, Arenas, Bertossi, Chomicki,
+    PODS 1999, taken over the least-cost repairs). Its measure is its own: leaving a tie
+    undecided may leave a violation, reported as such.
+
+    >>> from nablog.repair.candidates import Domain
+    >>> tie = CellProblem([Domain(("b", "a"), (0, 500)), Domain(("a", "b"), (0, 500))],
+    ...                   keys=[KeyFactor("fd", [KeyRow((("=", "k"),), 0, None), KeyRow((("=", "k"),), 1, None)])])
+    >>> s = certain(tie); (s.assignment, s.violations, s.cost)
+    ((0, 0), 1, 0)
+    """
+    if size(problem) <= BRUTE:
+        solutions = brute_force(problem, limit=0)
+        optimal = True
+    else:
+        solutions = solve_clingo(problem, 1, deadline, cautious=True)
+        optimal = solutions[0].optimal
+    first = solutions[0].assignment
+    assignment = tuple(v if all(s.assignment[c] == v for s in solutions) else 0 for c, v in enumerate(first))
+    violations, cost = problem.measure(assignment)
+    return Solution(assignment, violations, cost, optimal)
 
 
 def encode(problem: CellProblem) -> str:
@@ -243,15 +269,18 @@ def encode(problem: CellProblem) -> str:
     return "\n".join(out)
 
 
-def solve_clingo(problem: CellProblem, limit: int = 1, deadline: float | None = None) -> list[Solution]:
+def solve_clingo(problem: CellProblem, limit: int = 1, deadline: float | None = None, cautious: bool = False) -> list[Solution]:
     """The component through clingo's optimisation; with ``limit`` > 1 the optimal models are
-    enumerated (``--opt-mode=optN``)."""
+    enumerated (``--opt-mode=optN``); with ``cautious`` the one solution gives each cell the value
+    every optimal model gives it, its own value where they differ (``--enum-mode=cautious``)."""
     import clingo
 
     # Core-guided optimisation (PMRES, cores shrunk by RGS) proves these optima in a second where
     # branch and bound and plain unsatisfiable-core search run for minutes (measured on hospital's
     # largest component, 288 cells: docs/design.md, cell repair).
-    args = ["--opt-mode=optN" if limit > 1 else "--opt-mode=opt", "--opt-strategy=usc,pmres", "--opt-usc-shrink=rgs"]
+    args = ["--opt-mode=optN" if limit > 1 or cautious else "--opt-mode=opt", "--opt-strategy=usc,pmres", "--opt-usc-shrink=rgs"]
+    if cautious:
+        args.append("--enum-mode=cautious")
     control = clingo.Control(args, logger=lambda code, message: None)
     control.add("base", [], encode(problem))
     control.ground([("base", [])])

@@ -33,10 +33,10 @@ from typing import Callable, Iterable, Mapping
 from ..engines import PythonEngine
 import bisect
 
-from ..lang import Atom, Comparison, Denial, Literal, NablogError, Program, constant_sort_key
+from ..lang import Atom, Comparison, Delta, Denial, Literal, NablogError, Program, constant_sort_key
 from ..solver.ground import GroundAtom
 from .constraints import constraint_infos
-from .simplify import Builtins, Change, SimplifiedChecks, parse_change, simplify
+from .simplify import Builtins, SimplifiedChecks, ground_atoms, parse_change, simplify
 from .tables import CorrectionTable, Policy, parse_policy, repair
 from .violations import Correction, Falsifiers, find_falsifiers
 
@@ -45,8 +45,8 @@ from .violations import Correction, Falsifiers, find_falsifiers
 class MaintenanceStep:
     """What one source update did: the simplified checks, the new falsifiers and the new table."""
 
-    update: Change
-    effective: Change
+    update: Delta
+    effective: Delta
     checks: list[Denial]
     falsifiers: Falsifiers | None
     corrections: frozenset[Correction]  # the new table R′ as literals
@@ -125,7 +125,7 @@ class Maintainer:
 
     def update(
         self,
-        change: Change | str,
+        change: Delta | str,
         *,
         limit: int = 1,
         choose: Callable[[list[CorrectionTable]], CorrectionTable] | None = None,
@@ -138,13 +138,13 @@ class Maintainer:
         if isinstance(change, str):
             change = parse_change(change)
         # Def. 2.3: an update only inserts absent facts and deletes present ones.
-        change = Change(
-            frozenset(a for a in change.insert if a[1] not in self.source.get(a[0], ())),
-            frozenset(a for a in change.delete if a[1] in self.source.get(a[0], ())),
+        change = Delta(
+            frozenset(a for a in change.insert if tuple(a.args) not in self.source.get(a.pred, ())),
+            frozenset(a for a in change.delete if tuple(a.args) in self.source.get(a.pred, ())),
         )
-        literals = change.literals()
+        literals = _literals(change)
         dropped = sorted(self.table & literals)
-        effective = Change.of(literals - self.table)
+        effective = _delta(literals - self.table)
         for sign, (pred, args) in literals:
             (self.source.setdefault(pred, set()).add if sign == "+" else self.source.setdefault(pred, set()).discard)(args)
         table = self.table - literals
@@ -153,15 +153,14 @@ class Maintainer:
         added: list[Correction] = []
         alternatives: list[CorrectionTable] = []
         if effective:
-            self.virtual, gained, lost = self.engine.update(
-                self.rules, self.virtual, insert=_by_pred(effective.insert), delete=_by_pred(effective.delete), changes=True
-            )
+            insert, delete = effective.sides()
+            self.virtual, gained, lost = self.engine.update(self.rules, self.virtual, insert=insert, delete=delete, changes=True)
             # Empty simplified checks prove the update harmless; otherwise the original constraints'
             # instances on the changed tuples are the violations (with the atoms of U in them).
             if checks is not None and (checks.before or checks.unsimplified):
                 falsifiers = find_falsifiers(self.rules, self.virtual, self.engine, infos=self.infos, changes=(gained, lost))
             if falsifiers:
-                undo = {("-" if s == "+" else "+", a) for s, a in effective.literals()}
+                undo = _literals(effective.inverse())
                 preferences = {c: (1, 2) for c in undo} if self.keep_recent else {}
                 found = repair(
                     self.rules, self.virtual, policy=self.policy, limit=limit, falsifiers=falsifiers,
@@ -174,13 +173,13 @@ class Maintainer:
                 added = sorted(chosen.corrections())
                 self.virtual = self._apply(self.virtual, added)
                 # C is relative to the virtual state: composing cancels R′ literals it undoes.
-                table = set(Change.of(table).compose(Change.of(added)).literals())
+                table = _literals(_delta(table).compose(_delta(added)))
         pruned = self._prune(table, effective, added)
         self.table = table
         step = MaintenanceStep(change, effective, checks.before if checks else [], falsifiers, frozenset(table), dropped, added, pruned, alternatives)
         return step
 
-    def _checks(self, effective: Change) -> SimplifiedChecks:
+    def _checks(self, effective: Delta) -> SimplifiedChecks:
         """The simplified checks for ``effective``, computed once per update *pattern*.
 
         Simplification depends on the update's constants only through their order and equalities
@@ -191,13 +190,13 @@ class Maintainer:
         fixed = self.program_constants
         fixed_sorted = sorted(fixed, key=constant_sort_key)
         fixed_keys = [constant_sort_key(v) for v in fixed_sorted]
-        values = sorted({v for _, a in effective.literals() for v in a[1] if v not in fixed}, key=constant_sort_key)
+        values = sorted({v for _, a in _literals(effective) for v in a[1] if v not in fixed}, key=constant_sort_key)
         rank = {v: i for i, v in enumerate(values)}
 
         def shape(v):
             return ("p", v) if v in fixed else ("u", rank[v], bisect.bisect_left(fixed_keys, constant_sort_key(v)))
 
-        literals = sorted(effective.literals(), key=lambda l: (l[0], l[1][0], [shape(v) for v in l[1][1]]))
+        literals = sorted(_literals(effective), key=lambda l: (l[0], l[1][0], [shape(v) for v in l[1][1]]))
         key = tuple((sign, pred, tuple(shape(v) for v in args)) for sign, (pred, args) in literals)
         cached = self._pattern_cache.get(key)
         if cached is None:
@@ -208,7 +207,7 @@ class Maintainer:
         renaming = dict(zip(old_values, values))
         return SimplifiedChecks(effective, [_rename(d, renaming) for d in checks.before], [_rename(d, renaming) for d in checks.after], checks.unsimplified)
 
-    def _prune(self, table: set[Correction], effective: Change, added: list[Correction]) -> list[Correction]:
+    def _prune(self, table: set[Correction], effective: Delta, added: list[Correction]) -> list[Correction]:
         """Drop literals of the table that the update made unnecessary.
 
         A literal of R′ was needed for some violated instance only it removed; that instance can
@@ -218,7 +217,7 @@ class Maintainer:
         instances of the deleted facts); each is dropped when the virtual state stays consistent
         without it.
         """
-        deleted = {a for s, a in effective.literals() if s == "-"} | {a for s, a in added if s == "-"}
+        deleted = set(ground_atoms(effective.delete)) | {a for s, a in added if s == "-"}
         if not deleted:
             return []
         # The source state with the deleted facts present, from the virtual state: undo the table's
@@ -271,5 +270,16 @@ def _by_pred(atoms: Iterable[GroundAtom]) -> dict[str, set[tuple]]:
         out.setdefault(pred, set()).add(args)
     return out
 
+
+
+def _literals(delta: Delta) -> set[Correction]:
+    """A Delta as a correction table's literals ``(sign, (pred, args))`` (seed 004, Def. 2.3)."""
+    return {("+", a) for a in ground_atoms(delta.insert)} | {("-", a) for a in ground_atoms(delta.delete)}
+
+
+def _delta(literals) -> Delta:
+    """Literals ``(sign, (pred, args))`` as a Delta."""
+    literals = list(literals)
+    return Delta(frozenset(Atom(p, a) for s, (p, a) in literals if s == "+"), frozenset(Atom(p, a) for s, (p, a) in literals if s == "-"))
 
 __all__ = ["MaintenanceStep", "Maintainer"]

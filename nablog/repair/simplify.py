@@ -19,7 +19,7 @@ Both follow the examples of the paper exactly (seed 004, Examples 3.1, 3.2 and 4
 
 >>> from nablog.lang import parse
 >>> gamma = parse(":- m1(X, Y), m1(X, Z), Y != Z.").denials
->>> u = Change.parse("+m1(a, b).")
+>>> u = Delta.parse("+m1(a, b).")
 >>> for d in after(gamma, u): print(d)
 :- m1(X, Y), m1(X, Z), Y != Z.
 :- m1(X, Y), X = a, Z = b, Y != Z.
@@ -63,51 +63,9 @@ class NotSimplifiable(Exception):
     """A constraint this module cannot rewrite exactly; it is then checked as it is."""
 
 
-@dataclass(frozen=True)
-class Change:
-    """An update as a set of ground literals (seed 004, Def. 2.3): atoms to insert and to delete.
-
-    >>> print(Change.parse("+m1(a, b). -m2(a, c).").inverse())
-    +m2(a, c). -m1(a, b).
-    """
-
-    insert: frozenset[GroundAtom] = frozenset()
-    delete: frozenset[GroundAtom] = frozenset()
-
-    @classmethod
-    def parse(cls, text: str) -> "Change":
-        return cls.of_delta(Delta.parse(text, "<update>"))
-
-    @classmethod
-    def of_delta(cls, delta: Delta) -> "Change":
-        """The change a :class:`~nablog.lang.Delta` makes, as ground atoms ``(pred, args)``."""
-        return cls(frozenset((a.pred, tuple(a.args)) for a in delta.insert), frozenset((a.pred, tuple(a.args)) for a in delta.delete))
-
-    @property
-    def delta(self) -> Delta:
-        return Delta(frozenset(Atom(*a) for a in self.insert), frozenset(Atom(*a) for a in self.delete))
-
-    @classmethod
-    def of(cls, literals: Iterable[tuple[str, GroundAtom]]) -> "Change":
-        literals = list(literals)
-        return cls(frozenset(a for s, a in literals if s == "+"), frozenset(a for s, a in literals if s == "-"))
-
-    def literals(self) -> set[tuple[str, GroundAtom]]:
-        return {("+", a) for a in self.insert} | {("-", a) for a in self.delete}
-
-    def inverse(self) -> "Change":
-        """¬U: insertions become deletions and deletions insertions (:meth:`Delta.inverse`)."""
-        return Change(self.delete, self.insert)
-
-    def compose(self, other: "Change") -> "Change":
-        """U ∘ V (seed 004, Def. 2.2): the union without complementary pairs (:meth:`Delta.compose`)."""
-        return Change.of_delta(self.delta.compose(other.delta))
-
-    def __bool__(self) -> bool:
-        return bool(self.insert or self.delete)
-
-    def __str__(self) -> str:
-        return str(self.delta)
+def ground_atoms(atoms: Iterable[Atom]) -> list[GroundAtom]:
+    """An update's atoms as ground atoms ``(pred, args)``, sorted."""
+    return sorted(((a.pred, tuple(a.args)) for a in atoms), key=_gkey)
 
 
 # -- After^U -----------------------------------------------------------------------------------------
@@ -152,7 +110,7 @@ def unfold(denials: Iterable[Denial], program: Program | None) -> list[Denial]:
     return out
 
 
-def after(denials: Iterable[Denial], update: Change, program: Program | None = None) -> list[Denial]:
+def after(denials: Iterable[Denial], update: Delta, program: Program | None = None) -> list[Denial]:
     """``After^U(Φ)``: denials that hold in D exactly when Φ holds in D^U (seed 004, Prop. 3.1).
 
     Every atom of an updated relation splits into its cases (see the module docstring); the
@@ -162,9 +120,9 @@ def after(denials: Iterable[Denial], update: Change, program: Program | None = N
     out: list[Denial] = []
     inserted: dict[str, list[tuple]] = {}
     deleted: dict[str, list[tuple]] = {}
-    for pred, args in sorted(update.insert, key=_gkey):
+    for pred, args in ground_atoms(update.insert):
         inserted.setdefault(pred, []).append(args)
-    for pred, args in sorted(update.delete, key=_gkey):
+    for pred, args in ground_atoms(update.delete):
         deleted.setdefault(pred, []).append(args)
     for d in unfold(denials, program):
         choices = []
@@ -308,8 +266,8 @@ def optimize(
     ...     #constraint g11 :- m1(X, Y), m1(X, Z), Y != Z.   #constraint g12 :- m1(X, Y), m2(X, Z), Y != Z.
     ...     #constraint g21 :- m2(X, Y), m1(X, Z), Y != Z.   #constraint g22 :- m2(X, Y), m2(X, Z), Y != Z.''')
     >>> gamma, delta = list(prog.denials), [prog.denials[0], prog.denials[3]]
-    >>> u = Change.parse("+m1(a, b).")
-    >>> theta = Knowledge(after(gamma, u.inverse()) + delta + after(delta, u.inverse()), set(u.insert))
+    >>> u = Delta.parse("+m1(a, b).")
+    >>> theta = Knowledge(after(gamma, u.inverse()) + delta + after(delta, u.inverse()), set(ground_atoms(u.insert)))
     >>> [str(d) for d in optimize(gamma, theta)]
     ['#constraint g12 :- m2(a, Z), Z != b.']
     """
@@ -514,13 +472,13 @@ class SimplifiedChecks:
     after it, in D^U);
     ``unsimplified`` names constraints checked as they are (see :class:`NotSimplifiable`)."""
 
-    update: Change
+    update: Delta
     before: list[Denial]
     after: list[Denial]
     unsimplified: list[str] = field(default_factory=list)
 
 
-def simplify(program: Program, update: Change, *, builtins: Builtins | None = None, trust_sources: bool = True) -> SimplifiedChecks:
+def simplify(program: Program, update: Delta, *, builtins: Builtins | None = None, trust_sources: bool = True) -> SimplifiedChecks:
     """The simplified checks of ``program``'s constraints for ``update``.
 
     Γ are the global constraints, Δ the ``#trusted`` ones (seed 004, Def. 2.1). Before the update
@@ -550,16 +508,16 @@ def simplify(program: Program, update: Change, *, builtins: Builtins | None = No
     else:
         before = optimize(after(gamma + delta, update), Knowledge(gamma + delta), builtins=builtins)
     inverse = update.inverse()
-    theta = Knowledge(after(gamma, inverse) + delta + after(delta, inverse), set(update.insert), set(update.delete))
+    theta = Knowledge(after(gamma, inverse) + delta + after(delta, inverse), set(ground_atoms(update.insert)), set(ground_atoms(update.delete)))
     post = optimize(gamma, theta, builtins=builtins)
     return SimplifiedChecks(update, before, post, unsimplified)
 
 
-def parse_change(text: str) -> Change:
+def parse_change(text: str) -> Delta:
     """An update written like a request: ``+m1(a, b). -m2(a, c).``"""
     if not text.strip():
         raise NablogError("the update is empty", hint="write insertions as +p(1, 2). and deletions as -q(a).")
-    return Change.parse(text)
+    return Delta.parse(text, "<update>")
 
 
-__all__ = ["Builtins", "Change", "Knowledge", "NotSimplifiable", "SimplifiedChecks", "after", "negate", "optimize", "parse_change", "simplify", "unfold"]
+__all__ = ["Builtins", "Knowledge", "NotSimplifiable", "SimplifiedChecks", "after", "ground_atoms", "negate", "optimize", "parse_change", "simplify", "unfold"]

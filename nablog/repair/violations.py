@@ -38,12 +38,12 @@ from ..engines.encoding import EncodedRelation
 from ..engines.violations import Violation, find_violations, name_anonymous
 from ..lang import Atom, Comparison, Constant, Denial, Literal, Program, Requirement, Var, row_sort_key
 from ..lang.ast import Aggregate, AggregateElement, BinOp, Interval, UnaryOp
-from ..solver.ground import GroundAtom
+from ..lang.delta import GroundAtom, SignedAtom
 from .constraints import ConstraintInfo, FdShape, constraint_infos
 
 FEW_GROUPS = 16  # changed groups of a functional dependency looked up by scanning, not by an index
 
-Correction = tuple[str, GroundAtom]
+Correction = SignedAtom
 """``("-", atom)`` deletes a fact, ``("+", atom)`` inserts one: a literal of a correction table."""
 
 

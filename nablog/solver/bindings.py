@@ -11,9 +11,7 @@ from typing import Iterator, Mapping
 from ..lang import Atom, Comparison, Constant, Literal, Term, Var
 from ..lang import arith
 from ..lang.ast import Interval, term_variables
-
-GroundAtom = tuple[str, tuple]
-"""A ground atom as (predicate, arguments)."""
+from ..lang.delta import GroundAtom  # noqa: F401  (the solver's modules import it from here)
 
 
 def _pattern(atom: Atom, binding: Mapping[Var, Constant]) -> tuple | None:

@@ -17,7 +17,9 @@ constraint has at ``i`` a constant or a variable that occurs elsewhere in the ru
   the same columns): two distinct tuples with the same key violate it whatever they hold
   elsewhere, so the values there only matter to tuples that already violate the key;
 - rules of views that nothing reads and the request does not name (their atoms are side effects
-  only: the title of a new album shows in ``album_of`` but decides nothing).
+  only: the title of a new album shows in ``album_of`` but decides nothing);
+- a denial that only forbids constants there (``:- t(_, _, _, P), P = "".``, a SQL column's
+  ``NOT NULL``): a new constant is none of them.
 
 Every realization found with free values is verified by re-evaluation like any other; one with
 other values in its free columns is a realization too (the values are read by nothing that decides
@@ -71,7 +73,7 @@ def free_columns(rules: Iterable[Rule], constraints: Iterable[tuple[str, object]
             read.setdefault(shape.pred, set()).update(shape.lhs)
             arity.setdefault(shape.pred, shape.arity)
             continue
-        scan(d.body, _occurrences([], d.body))
+        scan(d.body, _occurrences([], d.body), _forbidding(d.body))
     for _, c in constraints:
         atom = getattr(c, "atom", None)  # a required atom: every position is given
         if atom is not None:
@@ -83,6 +85,30 @@ def free_columns(rules: Iterable[Rule], constraints: Iterable[tuple[str, object]
             free = frozenset(range(n)) - read.get(pred, set())
             if free:
                 out[pred] = free
+    return out
+
+
+def _forbidding(body) -> dict[str, set[int]]:
+    """The positions of a denial's literals whose variable occurs only there and in comparisons
+    ``V = c`` with constants: the denial forbids those values, which no new constant is.
+
+    >>> from nablog.lang import parse
+    >>> _forbidding(parse(':- t(_, P), P = "".').denials[0].body)
+    {'t': {1}}
+    >>> _forbidding(parse(':- t(X, P), u(P), P = "".').denials[0].body)
+    {}
+    """
+    literals = [b for b in body if isinstance(b, Literal)]
+    comparisons = [b for b in body if isinstance(b, Comparison)]
+    count = _occurrences([], literals)
+    out: dict[str, set[int]] = {}
+    for b in literals:
+        for i, t in enumerate(b.atom.args):
+            if not isinstance(t, Var) or t.name == "_" or count[t] != 1 or not b.positive:
+                continue
+            mentions = [c for c in comparisons if t in set(c.variables())]
+            if mentions and all(c.op == "=" and {c.left, c.right} - {t} and not any(True for _ in c.variables() if _ != t) for c in mentions):
+                out.setdefault(b.atom.pred, set()).add(i)
     return out
 
 

@@ -20,28 +20,25 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import itertools
 import time
-from collections.abc import Generator, Iterator, Set
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 from ..engines import PythonEngine
+from ..engines.compute import refuse_computation
 from ..engines.lookup import ModelIndex
 from ..engines.violations import find_violations
-from ..lang import SPLIT_PREFIX, Atom, Program, constant_sort_key
-from ..lang.delta import shown_atom
+from ..lang import SPLIT_PREFIX, Atom, Program
+from .answer import Answered, Ending, Found, Listed, MethodSearch, Search, Stage, answer, canonical
 from .asp import AspProblem, Late
-from ..engines.compute import refuse_computation
-from .condition import family_condition
-from .family import Family, find_families
-from .symmetry import Folding, Unfoldable, orbit_family, symmetric
-from .prepared import request_folding
-from .whole import asp_problem, has_aggregates, whole_problem
-from .ground import Bounds, GroundAtom, GroundProblem, Relevance, ground_atom, refuse_aggregates, supported_first
-from .realization import Proposal, Realization, Verifier, atom_key, sorted_atoms
+from .ground import Bounds, GroundProblem, Relevance, ground_atom, refuse_aggregates, supported_first
 from .options import ProposeOptions
+from .prepared import request_folding
 from .problem import Universe, protections, request_universe
+from .realization import Proposal, Realization, Verifier
+from .symmetry import Folding, Unfoldable, symmetric
+from .whole import asp_problem, has_aggregates, whole_problem
 from .request import Request, check_request, parse_request
 
 
@@ -71,10 +68,6 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-Search = Generator[Realization, None, Proposal]
-"""A search: each realization as soon as it is verified, then the whole :class:`Proposal`."""
-
-
 class ProposalHandle:
     """The answer of :func:`propose` as it is found, as clingo's ``SolveHandle`` gives models.
 
@@ -90,7 +83,8 @@ class ProposalHandle:
     refuses at once (a bound, an unsupported construct) raises where ``propose`` is called.
     """
 
-    def __init__(self, search: Search):
+    def __init__(self, search: Search, request: Request):
+        self.request = request  # known before the search ends
         self._search: Search | None = search
         self._proposal: Proposal | None = None
         self._next: list[Realization] = []
@@ -100,7 +94,7 @@ class ProposalHandle:
     def of(cls, proposal: Proposal) -> "ProposalHandle":
         """A handle whose search has ended with ``proposal``."""
         handle = cls.__new__(cls)
-        handle._search, handle._proposal, handle._next = None, proposal, []
+        handle._search, handle._proposal, handle._next, handle.request = None, proposal, [], proposal.request
         return handle
 
     def _step(self) -> None:
@@ -231,16 +225,18 @@ def propose(
         if progress:
             progress("finding interchangeable values")
         folding = request_folding(rules, model, base, request, list(protected), index)
-    handle = ProposalHandle(_answer(problem, run, folding, _Search(problem, progress)))
+    handle = ProposalHandle(_answer(problem, run, folding, progress), request)
     return handle if stream else handle.get()
 
 
-def _answer(problem: "ViewUpdate", run: "Method", folding: Folding | None, search: "_Search") -> Search:
-    """The method's search, each realization yielded once, and its proposal: with folded
-    interchangeable values, the statement of what is listed, or the search again unfolded."""
+def _answer(problem: "ViewUpdate", run: "Method", folding: Folding | None, progress) -> Search:
+    """The method's search through the verify-and-order stage, each realization yielded once, and
+    its proposal: with folded interchangeable values, the statement of what is listed, or the
+    search again unfolded."""
     streamed: set = set()
+    fold_first = getattr(run, "fold_first", False)
     try:
-        proposal = yield from _once(run(problem, search, folding), streamed)
+        proposal = yield from _once(answer(_stage(problem), run(problem, folding, progress), folding, fold_first), streamed)
         exact = folding.exact_size if folding is not None else None
         if exact is None or proposal.status != "complete":
             return proposal
@@ -257,10 +253,14 @@ def _answer(problem: "ViewUpdate", run: "Method", folding: Folding | None, searc
         )
     except Unfoldable:
         # A realization over representatives that is not one value's orbit: ground every value.
-        if search.progress:
-            search.progress("a realization uses several interchangeable values; solving without folding")
-        search.found.clear()
-        return (yield from _once(run(problem, search, None), streamed))
+        if progress:
+            progress("a realization uses several interchangeable values; solving without folding")
+        return (yield from _once(answer(_stage(problem), run(problem, None, progress), None, fold_first), streamed))
+
+
+def _stage(problem: "ViewUpdate") -> Stage:
+    options = problem.options
+    return Stage(problem.verifier, problem.index, problem.rules, problem.request, problem.basis, options.limit, options.families, problem.deadline)
 
 
 @dataclass(frozen=True)
@@ -285,18 +285,23 @@ class ViewUpdate:
     remaining: float | None
 
 
-Method = Callable[[ViewUpdate, "_Search", "Folding | None"], Search]
-"""A view-update method: a ViewUpdate, the search collecting its verified realizations, and the
-folding of interchangeable values (the asp method's only) in; each realization yielded as it is
-verified, in the order of the answer, and the Proposal returned."""
+Method = Callable[[ViewUpdate, "Folding | None", "Callable[[str], None] | None"], MethodSearch]
+"""A view-update method: a ViewUpdate, the folding of interchangeable values (the asp method's
+only) and the progress line in; the change sets it finds yielded as :class:`Found` (and
+:class:`Listed` when a size is complete), its :data:`Ending` returned. The stage
+(:func:`~nablog.solver.answer.answer`) verifies, orders and cuts them; it sends True when the
+method must stop."""
 
 _METHODS: dict[str, Method] = {}
 
 
-def method(*names: str) -> Callable[[Method], Method]:
-    """Register a function as the view-update method(s) ``names`` (see :data:`~nablog.solver.options.METHODS`)."""
+def method(*names: str, fold_first: bool = False) -> Callable[[Method], Method]:
+    """Register a function as the view-update method(s) ``names`` (see
+    :data:`~nablog.solver.options.METHODS`); ``fold_first``: its change sets come a size at a
+    time and are folded into families before they are verified (see :mod:`nablog.solver.answer`)."""
 
     def register(function: Method) -> Method:
+        function.fold_first = fold_first  # type: ignore[attr-defined]
         for name in names:
             _METHODS[name] = function
         return function
@@ -318,57 +323,10 @@ def _once(search: Search, streamed: set) -> Search:
             yield realization
 
 
-class _Search:
-    """The realizations one answer has verified so far, and how a method hands them in."""
-
-    def __init__(self, problem: ViewUpdate, progress):
-        self.problem = problem
-        self.progress = progress
-        self.found: dict[tuple, Realization] = {}
-
-    def accept(self, insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh: tuple[str, ...], method_name: str = "asp", reason: str = "", certified: bool = False) -> Realization:
-        # Minimality is re-evaluated subset by subset only where no proof came with the change set:
-        # the asp method's holds by construction (smaller change sets were found first and blocked
-        # in the ground problem; the re-check cost seconds per realization at 1e6 facts), the
-        # tableaux' by their Def. 15/19 certificate (tests/solver/test_tableaux_method.py checks it
-        # against the re-check).
-        problem = self.problem
-        verifier = problem.verifier
-        verified = verifier.realizes(insert, delete)
-        if verified is None or not (certified or method_name == "asp" or verifier.minimal(insert, delete)):
-            raise AssertionError(f"the {method_name} method proposed a change set that does not verify: +{insert} -{delete}")
-        minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first" if method_name == "asp" else "no smaller set of these changes does it"
-        return Realization(
-            sorted_atoms(map(shown_atom, insert)),
-            sorted_atoms(map(shown_atom, delete)),
-            verifier.effects(insert, delete, verified),
-            fresh,
-            f"verified: re-evaluated, the request holds and every constraint holds; {minimal}"
-            + (f"\n{reason}" if reason else ""),
-            problem.basis,
-            kernels=lambda: kernel_lines(problem.rules, problem.index, verifier, problem.request, insert, delete),
-            request=problem.request,
-        )
-
-    def accept_changes(self, changes: list[tuple[str, GroundAtom]], fresh_names: list[str], method_name: str, reason: str = "", certified: bool = False, kept: Set = frozenset()) -> bool:
-        insert = tuple(Atom(a[0], a[1]) for s, a in changes if s == "+")
-        delete = tuple(Atom(a[0], a[1]) for s, a in changes if s == "-")
-        insert, delete, fresh = canonical(insert, delete, fresh_names, kept)
-        if (insert, delete) not in self.found:
-            self.found[(insert, delete)] = self.accept(insert, delete, fresh, method_name, reason, certified)
-        # These methods find realizations in no order of size: the search goes on, and the limit
-        # is applied to the list sorted smallest first (see _smallest_first).
-        return True
-
-    def smallest_first(self, fresh_names: list[str]) -> Generator[Realization, None, tuple[list[Realization], bool]]:
-        p = self.problem
-        return _smallest_first(self.found, p.options.limit, p.options.families, p.verifier, p.index, p.basis, fresh_names)
-
-
-def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | None) -> GroundProblem | Proposal:
+def _ground_problem(problem: ViewUpdate, folding: Folding | None, progress) -> GroundProblem | Proposal:
     """The relevant ground problem of the asp and tableaux methods (or the answer, when finding
     it already decides one)."""
-    options, rules, model, request, progress = problem.options, problem.rules, problem.model, problem.request, search.progress
+    options, rules, model, request = problem.options, problem.rules, problem.model, problem.request
 
     def relevance(supported: bool) -> Relevance:
         return Relevance(
@@ -407,50 +365,74 @@ def _ground_problem(problem: ViewUpdate, search: _Search, folding: Folding | Non
     return ground
 
 
+def _decided(proposal: Proposal) -> Ending:
+    return lambda answered: proposal
+
+
+def _found(ground: GroundProblem, changes, reason: str = "", minimal: str = "") -> Found:
+    """A change set of the ground problem (its candidates' signed atoms), canonical."""
+    insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
+    delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
+    insert, delete, fresh = canonical(insert, delete, ground.fresh, ground.free)
+    return Found(insert, delete, fresh, tuple(ground.fresh), reason, minimal)
+
+
 @method("tableaux", "tableaux-materialized")
-def _tableaux(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
-    """Seed 003's update tableaux (Algorithms 3-6) over the relevant ground problem."""
-    from .asp import Enumeration
+def _tableaux(problem: ViewUpdate, folding: Folding | None, progress) -> MethodSearch:
+    """Seed 003's update tableaux (Algorithms 3-6) over the relevant ground problem: each
+    realization yielded as its branch is found, with its certificate (Def. 15/19) for proof of
+    minimality; with a limit, deepening by size (a size complete, the stage may stop it)."""
     from .tableaux import enumerate_realizations
 
-    ground = _ground_problem(problem, search, folding)
+    ground = _ground_problem(problem, folding, progress)
     if isinstance(ground, Proposal):
-        return ground
-    options, request, found = problem.options, problem.request, search.found
-    enumeration = Enumeration(
-        enumerate_realizations(
-            ground,
-            problem.index,
-            lambda changes, why: search.accept_changes(changes, ground.fresh, options.method, why, certified=True, kept=ground.free),
-            problem.remaining,
-            # Over a database that violates a constraint now, the IDB+ tableau misses
-            # realizations (found by the thorough brute-force test): the minimality-test
-            # variant answers instead.
-            materialized=options.method == "tableaux-materialized" and not problem.violated,
-            # With a limit, deepen by size until the limit's smallest are all found.
-            enough=None if options.limit is None else lambda: _row_count(found, options.families) >= options.limit,
-        )
+        return _decided(ground)
+    options, request = problem.options, problem.request
+    enumeration = enumerate_realizations(
+        ground,
+        problem.index,
+        problem.remaining,
+        # Over a database that violates a constraint now, the IDB+ tableau misses
+        # realizations (found by the thorough brute-force test): the minimality-test
+        # variant answers instead.
+        materialized=options.method == "tableaux-materialized" and not problem.violated,
+        by_size=options.limit is not None,
     )
-    if ground.largest_listed is not None:  # one of that size may be missing: none larger is shown
-        for key in [key for key in found if len(key[0]) + len(key[1]) > ground.largest_listed]:
-            del found[key]
-    if not found and enumeration.status == "complete":
-        enumeration.core = AspProblem(ground).explain_failure()  # why nothing realizes it
-    realizations, cut = yield from search.smallest_first(ground.fresh)
-    status = {"timeout": "timeout", "stopped": "bounded"}.get(enumeration.status, "bounded" if ground.bounded or cut else "complete")
-    message, reasons = _message(realizations, status, ground, enumeration.core)
-    return Proposal(request, status, realizations, message, reasons, len(ground.candidates), ground.complete_up_to)
+    reply = None
+    while True:
+        try:
+            item = enumeration.send(reply)
+        except StopIteration as end:
+            status = end.value
+            break
+        if isinstance(item, int):
+            reply = yield Listed(item)
+            continue
+        reply = None
+        changes, certificate = item
+        if ground.largest_listed is not None and len(changes) > ground.largest_listed:
+            continue  # one of that size may be missing: none larger is shown
+        yield _found(ground, changes, certificate, "no smaller set of these changes does it")
+
+    def ending(answered: Answered) -> Proposal:
+        core = AspProblem(ground).explain_failure() if not answered.rows and status == "complete" else []  # why nothing realizes it
+        settled = {"timeout": "timeout", "stopped": "bounded"}.get(status, "bounded" if ground.bounded or answered.stopped else "complete")
+        message, reasons = _message(answered.rows, settled, ground, core)
+        return Proposal(request, settled, answered.rows, message, reasons, len(ground.candidates), ground.complete_up_to)
+
+    return ending
 
 
-@method("asp")
-def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
-    """clingo enumerates the subset-minimal change sets of the relevant ground problem, by size."""
-    ground = _ground_problem(problem, search, folding)
+@method("asp", fold_first=True)
+def _asp(problem: ViewUpdate, folding: Folding | None, progress) -> MethodSearch:
+    """clingo enumerates the subset-minimal change sets of the relevant ground problem, a size
+    at a time, smallest first (minimal by construction: smaller ones were found first and are
+    blocked in the ground problem)."""
+    ground = _ground_problem(problem, folding, progress)
     if isinstance(ground, Proposal):
-        return ground
-    options, request, deadline, progress = problem.options, problem.request, problem.deadline, search.progress
-    limit = options.limit
-    rows: list[Realization] = []
+        return _decided(ground)
+    request, deadline = problem.request, problem.deadline
+    minimal = "no smaller set of these changes does it in the ground problem, where every smaller one was found first"
     level_status = "complete"
     try:
         asp = asp_problem(ground, deadline)
@@ -460,176 +442,25 @@ def _asp(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Searc
                 break
             if progress:
                 progress(f"{len(change_sets):,} change set" + ("" if len(change_sets) == 1 else "s") + f" of {size} changes; verifying")
-            level: dict[tuple, tuple] = {}
             for change_set in change_sets:
-                changes = [ground.candidates[k] for k in sorted(change_set)]
-                insert = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "+")
-                delete = tuple(Atom(a[0], a[1]) for sign, a in changes if sign == "-")
-                insert, delete, fresh = canonical(insert, delete, ground.fresh, ground.free)
-                level.setdefault((insert, delete), fresh)
-            for item in _level_items(level, folding, options.families):
-                if deadline is not None and time.monotonic() >= deadline:
-                    level_status = "timeout"
-                    break
-                if isinstance(item, Family):
-                    realization = _family_realization(item, problem.verifier, problem.index, problem.basis, ground.fresh, deadline)
-                else:
-                    realization = search.accept(item[0], item[1], level[item])
-                rows.append(realization)
-                yield realization
-                if limit is not None and len(rows) >= limit:
-                    level_status = "stopped"
-                    break
+                yield _found(ground, [ground.candidates[k] for k in sorted(change_set)], minimal=minimal)
+            if (yield Listed(size)):
+                break
             if level_status != "complete":
                 break
     except Late:
         level_status = "timeout"
-    status = {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status]
-    if status == "complete" and ground.bounded:
-        status = "bounded"
-    core = asp_problem(ground).explain_failure(deadline) if not rows and status == "complete" else []
-    message, reasons = _message(rows, status, ground, core)
-    return Proposal(request, status, rows, message, reasons, len(ground.candidates), ground.complete_up_to)
 
+    def ending(answered: Answered) -> Proposal:
+        rows = answered.rows
+        status = {"limit": "bounded", "timeout": "timeout"}.get(answered.stopped or "", {"complete": "complete", "stopped": "bounded", "timeout": "timeout"}[level_status])
+        if status == "complete" and ground.bounded:
+            status = "bounded"
+        core = asp_problem(ground).explain_failure(deadline) if not rows and status == "complete" else []
+        message, reasons = _message(rows, status, ground, core)
+        return Proposal(request, status, rows, message, reasons, len(ground.candidates), ground.complete_up_to)
 
-def _level_items(level: dict, folding: Folding | None, families: bool) -> list:
-    """The change sets of one size in the documented order (by their atoms; a family at its first
-    member): those drawing a value from a class of interchangeable values as the family of that
-    value's orbit, the others folded by :func:`find_families`."""
-    plain: list = []
-    orbits: dict[tuple, Family] = {}
-    for change_set in level:
-        orbit = orbit_family(folding, *change_set) if folding is not None else None
-        if orbit is None:
-            plain.append(change_set)
-        else:
-            orbits.setdefault(orbit[0], orbit[1])
-    plain.sort(key=_change_key)
-    items = (find_families(plain) if families else plain) + list(orbits.values())
-
-    def first(item):
-        return _change_key(item.member(item.bindings[0]) if isinstance(item, Family) else item)
-
-    return sorted(items, key=first)
-
-
-def _change_key(change_set) -> tuple:
-    return ([atom_key(a) for a in change_set[0]], [atom_key(a) for a in change_set[1]])
-
-
-def _family_realization(family: Family, verifier: "Verifier", index: ModelIndex, basis: str, problem_fresh: list[str], deadline: float | None = None) -> Realization:
-    """One realization standing for a family: its first and last members are verified by
-    re-evaluation; every member is a model of the ground problem, which has the same request,
-    constraints and minimality (blocked smaller sets) for all of them."""
-    checked = None
-    # An orbit's members are images of one another under automorphisms: one re-evaluation
-    # checks them all (tests re-evaluate samples); other families re-evaluate first and last.
-    sample = [family.bindings[0]] if family.interchangeable else [family.bindings[0], family.bindings[-1]]
-    for binding in dict.fromkeys(sample):
-        insert, delete = family.member(binding)
-        verified = verifier.realizes(insert, delete)
-        if verified is None:
-            raise AssertionError(f"a member of a family does not verify: +{insert} -{delete}")
-        checked = checked or verified
-    ground_family = family
-
-    def member_effects(binding: tuple) -> Delta:
-        return verifier.effects(*ground_family.member(binding))
-
-    where = family_condition(family, verifier.rules, index, problem_fresh, verifier.consistent, shown_atom, deadline)
-    family = replace(family, condition=where.text, where=where)
-    family = replace(family, pattern=(tuple(map(shown_atom, family.pattern[0])), tuple(map(shown_atom, family.pattern[1]))))
-    named = {t for a in family.pattern[0] + family.pattern[1] for t in a.args}
-    fresh = tuple(v for v in problem_fresh if v in named or any(v in b for b in family.bindings))
-    checked_text = "the first was re-evaluated" if family.interchangeable else "the first and last were re-evaluated"
-    why = (
-        f"the others are its images under swapping values of {family.parameter} the database cannot tell apart"
-        if family.interchangeable
-        else "every one meets the request, every constraint and minimality in the ground problem"
-    )
-    return Realization(
-        family.pattern[0],
-        family.pattern[1],
-        verifier.effects(*ground_family.member(ground_family.bindings[0]), checked),
-        fresh,
-        f"verified: {len(family):,} realizations, one per value of {family.parameter}; {checked_text}, {why}",
-        basis,
-        family=family,
-        member_effects=member_effects,
-        request=verifier.request,
-    )
-
-
-EXPLAINED_DERIVATIONS = 1_000
-"""Derivations of a request atom a realization's kernel lines read (a closure in a dense graph has
-exponentially many; past this many the line says it lists those of the first ones)."""
-
-
-def kernel_lines(rules: Program, index: ModelIndex, verifier: Verifier, request: Request, insert, delete, shown: int = 5) -> list[str]:
-    """Which kernels (seed 003, Def. 4) of each request atom the changes cut (a deletion: every
-    kernel in the current state loses a fact) or complete (an insertion: the kernels of the new
-    state that need an inserted fact). The kernels of the current state are found once per
-    state (kept in the model index's tables), not once per realization."""
-    from ..tableaux.explanations import kernel_search
-
-    def text(kernel) -> str:
-        return "{" + ", ".join(str(shown_atom(a)) for a in sorted(kernel, key=atom_key)) + "}"
-
-    def of(atom, whole: bool) -> str:
-        return str(atom) if whole else f"{atom} (of its first {EXPLAINED_DERIVATIONS:,} derivations; it has more)"
-
-    out: list[str] = []
-    deleted, inserted = set(delete), set(insert)
-    for atom in sorted(request.delete, key=atom_key):
-        key = ("kernels", atom, EXPLAINED_DERIVATIONS)
-        if key not in index.tables:
-            index.tables[key] = kernel_search(rules, index, atom, limit=EXPLAINED_DERIVATIONS)
-        found, whole = index.tables[key]
-        if found:
-            cut = [k for k in found if k & deleted]  # only the shown ones are written out
-            other = len(found) - len(cut)
-            listed = (f"{text(k)} by " + ", ".join(f"-{shown_atom(a)}" for a in sorted(k & deleted, key=atom_key)) for k in cut[:shown])
-            line = f"cuts the kernels of {of(atom, whole)}: " + "; ".join(listed) + (f"; and {len(cut) - shown} more" if len(cut) > shown else "")
-            if other:
-                line += f" ({other} more lose a negated condition)"
-            out.append(line)
-    if request.insert and inserted:
-        verified = verifier.realizes(tuple(insert), tuple(delete))
-        if verified is not None:
-            after = ModelIndex(verified[0])
-            for atom in sorted(request.insert, key=atom_key):
-                found, whole = kernel_search(rules, after, atom, limit=EXPLAINED_DERIVATIONS)
-                done = [k for k in found if k & inserted]
-                if done:
-                    out.append(f"completes the kernel{'s' if len(done) > 1 else ''} of {of(atom, whole)}: " + "; ".join(text(k) for k in done[:shown]) + (f"; and {len(done) - shown} more" if len(done) > shown else ""))
-    return out
-
-
-def _smallest_first(found: dict, limit, families: bool, verifier, index, basis, fresh_names) -> Generator[Realization, None, tuple[list[Realization], bool]]:
-    """The realizations a method found in any order, as the asp method gives them: by size, then
-    by their atoms, the alike ones of a size folded into families; cut to the ``limit`` smallest
-    (a family counts once), each yielded in turn; the list, and whether the limit cut any."""
-    rows: list[Realization] = []
-    for item in _rows(found, families):
-        if limit is not None and len(rows) >= limit:
-            return rows, True
-        rows.append(_family_realization(item, verifier, index, basis, fresh_names) if isinstance(item, Family) else found[item])
-        yield rows[-1]
-    return rows, False
-
-
-def _rows(found, families: bool):
-    """The rows of :func:`_smallest_first` in order: change sets, and families of alike ones."""
-    by_size: dict[int, list] = {}
-    for change_set in found:
-        by_size.setdefault(len(change_set[0]) + len(change_set[1]), []).append(change_set)
-    for size in sorted(by_size):
-        level = sorted(by_size[size], key=_change_key)
-        yield from find_families(level) if families else level
-
-
-def _row_count(found, families: bool) -> int:
-    return sum(1 for _ in _rows(found, families))
+    return ending
 
 
 def _message(realizations, status, problem, core) -> tuple[str, list[str]]:
@@ -666,36 +497,11 @@ def _listed_up_to(k: int) -> str:
     )
 
 
-def canonical(insert: tuple[Atom, ...], delete: tuple[Atom, ...], fresh_names: list[str], kept: Set = frozenset()):
-    """Rename fresh constants in order of first appearance, so that realizations differing only in
-    the names of their new constants coincide. The names in ``kept`` (free values, one per column:
-    nablog/solver/free.py) keep theirs."""
-    fresh = set(fresh_names) - set(kept)
-    fresh_names = [v for v in fresh_names if v in fresh]
-    if not fresh:
-        used = {v for a in (*insert, *delete) for v in a.args if v in kept}
-        return sorted_atoms(insert), sorted_atoms(delete), tuple(sorted(used, key=constant_sort_key))
-
-    def anonymous_key(a: Atom):
-        return (a.pred, tuple((2, "") if v in fresh else constant_sort_key(v) for v in a.args))
-
-    order: list[str] = []
-    for a in sorted(insert, key=anonymous_key) + sorted(delete, key=anonymous_key):
-        for v in a.args:
-            if v in fresh and v not in order:
-                order.append(v)
-    renaming = {old: fresh_names[i] for i, old in enumerate(order)}
-
-    def rename(a: Atom) -> Atom:
-        return Atom(a.pred, tuple(renaming.get(v, v) if isinstance(v, str) else v for v in a.args))
-
-    used = {v for a in (*insert, *delete) for v in a.args if v in kept}
-    return sorted_atoms(map(rename, insert)), sorted_atoms(map(rename, delete)), tuple(renaming[o] for o in order) + tuple(sorted(used, key=constant_sort_key))
-
-
 @method("transform")
-def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) -> Search:
-    """Seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`); folding does not apply."""
+def _transform(problem: ViewUpdate, folding: Folding | None, progress) -> MethodSearch:
+    """Seed 002's Algorithm 1 (see :mod:`nablog.solver.transform`): each round's minimal change
+    sets as the round ends, for the stage to verify and shrink (the algorithm decides on the
+    normalized program's states, which may differ from re-evaluation); folding does not apply."""
     from .transform import Algorithm1
 
     options, request = problem.options, problem.request
@@ -703,55 +509,32 @@ def _transform(problem: ViewUpdate, search: _Search, folding: Folding | None) ->
         problem.rules, problem.facts, problem.model, herbrand=options.candidates == "herbrand", max_fresh=options.max_fresh, protected=list(problem.protected), exhaustive=options.exhaustive
     )
     deadline = None if problem.remaining is None else time.monotonic() + problem.remaining
-    outcome = algorithm.run(request, deadline)
-    dropped = 0
-    for change_set in _verified(outcome.change_sets, problem.verifier):
-        if change_set is None:
-            dropped += 1
-            continue
-        if not search.accept_changes([(s, (p, a)) for s, p, a in change_set], outcome.fresh, "transform"):
+    rounds = algorithm.rounds(request, deadline)
+    while True:
+        try:
+            change_sets, names = next(rounds)
+        except StopIteration as end:
+            outcome = end.value
             break
-    realizations, cut = yield from search.smallest_first(outcome.fresh)
-    n = len(realizations)
-    text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
-    text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
-    if dropped:
-        # A branch's changes that fail on the real database: Algorithm 1 decides on the
-        # normalized program's disjunctive states, which may differ from re-evaluation.
-        text += f" ({dropped} change set{'' if dropped == 1 else 's'} of Algorithm 1 did not verify and {'was' if dropped == 1 else 'were'} dropped)"
-    if outcome.notes or cut:
-        text += " (bounded: " + "; ".join(outcome.notes + (["the limit was reached"] if cut else [])) + ")"
-    status = "bounded" if cut and outcome.status == "complete" else outcome.status
-    return Proposal(request, status, realizations, text, [], 0)
+        for change_set in change_sets:
+            insert = tuple(Atom(p, a) for s, p, a in change_set if s == "+")
+            delete = tuple(Atom(p, a) for s, p, a in change_set if s == "-")
+            yield Found(insert, delete, (), names, exact=False)
 
+    def ending(answered: Answered) -> Proposal:
+        n, cut, dropped = len(answered.rows), answered.stopped == "limit", answered.dropped
+        text = f"{n} minimal realization" + ("" if n == 1 else "s") if n else "no realization found"
+        text += f" (Algorithm 1, {outcome.rounds} round" + ("" if outcome.rounds == 1 else "s") + ")"
+        if dropped:
+            # A branch's changes that fail on the real database: Algorithm 1 decides on the
+            # normalized program's disjunctive states, which may differ from re-evaluation.
+            text += f" ({dropped} change set{'' if dropped == 1 else 's'} of Algorithm 1 did not verify and {'was' if dropped == 1 else 'were'} dropped)"
+        if outcome.notes or cut:
+            text += " (bounded: " + "; ".join(outcome.notes + (["the limit was reached"] if cut else [])) + ")"
+        status = "bounded" if cut and outcome.status == "complete" else outcome.status
+        return Proposal(request, status, answered.rows, text, [], 0)
 
-def _verified(change_sets, verifier: Verifier):
-    """Algorithm 1's change sets that are realizations, each shrunk to its subset-minimal
-    realizing subsets (``None`` for one that realizes nothing)."""
-    seen: set = set()
-    for change_set in change_sets:
-        items = sorted(change_set, key=lambda c: (c[1], [constant_sort_key(v) for v in c[2]], c[0]))
-
-        def realizes(subset) -> bool:
-            insert = tuple(Atom(p, a) for s, p, a in subset if s == "+")
-            delete = tuple(Atom(p, a) for s, p, a in subset if s == "-")
-            return verifier.realizes(insert, delete) is not None
-
-        if not realizes(items):
-            yield None
-            continue
-        if verifier.minimal(tuple(Atom(p, a) for s, p, a in items if s == "+"), tuple(Atom(p, a) for s, p, a in items if s == "-")):
-            minimal = [frozenset(items)]
-        else:
-            minimal = []
-            for size in range(len(items)):
-                for subset in itertools.combinations(items, size):
-                    if not any(m <= set(subset) for m in minimal) and realizes(subset):
-                        minimal.append(frozenset(subset))
-        for m in minimal:
-            if m not in seen:
-                seen.add(m)
-                yield m
+    return ending
 
 
 def _holds(model: Mapping[str, Set], request: Request) -> bool:

@@ -7,14 +7,15 @@ each branch that passes the strong minimality test as soon as it is found (Algor
 (IDB+, Algorithms 5, 6) without the test, so a branch's hitting set may be non-minimal: it is
 shrunk to a minimal one inside it (Lemma 5) and streamed too. Either way each realization comes
 with its certificate (the failure undoing each change brings), which stands for the verifier's
-subset re-check: ``accept`` is told the realization is certified minimal.
+subset re-check: the verify-and-order stage (:mod:`nablog.solver.answer`) is told the realization
+is proved minimal.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from typing import Callable
+from collections.abc import Generator
 
 from ..engines.lookup import ModelIndex
 from ..tableaux.update import UpdateTableau
@@ -46,19 +47,20 @@ def update_tableau(problem: GroundProblem, index: ModelIndex, materialized: bool
 def enumerate_realizations(
     problem: GroundProblem,
     index: ModelIndex,
-    accept: Callable[[list, str], bool],
     timeout: float | None,
     materialized: bool,
-    enough: Callable[[], bool] | None = None,
-) -> str:
-    """Hand each realization's changes and certificate to ``accept`` (until it returns False);
-    the status: ``complete``, ``stopped`` or ``timeout``.
+    by_size: bool = False,
+) -> Generator[tuple[list, str] | int, bool | None, str]:
+    """Each realization's changes and certificate as its branch is found; the status:
+    ``complete``, ``stopped`` or ``timeout``.
 
-    With ``enough`` (asked after each size), the search deepens by size: branches whose
-    hitting set exceeds k changes are closed, for k = 1, 2, …, until ``enough()`` says the
-    realizations found (every one of at most k changes) suffice, or no branch was closed for
-    its size (the search was exhaustive). So ``--limit N`` explores only the tableau within the
-    size of the N smallest realizations, and they are exactly the N smallest."""
+    With ``by_size``, the search deepens by size: branches whose hitting set exceeds k changes
+    are closed, for k = 1, 2, …, and after each k the generator yields k (every realization of
+    at most k changes has been yielded); sent True there, it stops (``stopped``). It ends when no
+    branch was closed for its size (the search was exhaustive). So ``--limit N`` explores only
+    the tableau within the size of the N smallest realizations (the caller says when it has
+    them), and they are exactly the N smallest; a realization is yielded again by each deeper
+    pass that finds it."""
     deadline = None if timeout is None else time.monotonic() + timeout
     timed_out = [False]
 
@@ -73,16 +75,15 @@ def enumerate_realizations(
         if materialized
         else "strong minimality (seed 003, Def. 15, 19)"
     )
-    sizes = [None] if enough is None else itertools.count(1)
+    sizes = itertools.count(1) if by_size else [None]
     for size in sizes:
         for result in tableau.minimal_realizations(stop, size):
-            if not accept(list(result.changes), f"{basis}: {result.reason()}"):
-                return "stopped"
+            yield list(result.changes), f"{basis}: {result.reason()}"
         if timed_out[0]:
             return "timeout"
         if not tableau.cut:
             return "complete"
-        if enough():
+        if (yield size):
             return "stopped"
     return "complete"
 

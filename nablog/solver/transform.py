@@ -31,7 +31,7 @@ the message, one that is not minimal is shrunk to its minimal realizing subsets.
 from __future__ import annotations
 
 import time
-from collections.abc import Set
+from collections.abc import Generator, Set
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -146,8 +146,14 @@ class Algorithm1:
 
     # -- the algorithm ------------------------------------------------------------------------------
 
-    def run(self, request: Request, deadline: float | None = None) -> Outcome:
+    def rounds(self, request: Request, deadline: float | None = None) -> Generator[tuple[list[frozenset[Signed]], tuple[str, ...]], None, Outcome]:
+        """Run the algorithm, yielding after each round the change sets it found that no change
+        set found so far is inside (sorted by size, then text), with the new constants in use;
+        the :class:`Outcome` at the end. Without ``exhaustive`` the rounds stop at the first that
+        finds one, so what is yielded is what the run finds; with it, a later round may find a
+        smaller set inside one yielded earlier (the caller verifies and shrinks each)."""
         outcome = Outcome()
+        yielded: set[frozenset[Signed]] = set()
         self.request_constants = {v for _, a in request.atoms() for v in a.args}
         seeds = frozenset(("+", a.pred, tuple(a.args)) for a in request.insert) | frozenset(
             ("-", a.pred, tuple(a.args)) for a in request.delete
@@ -190,6 +196,10 @@ class Algorithm1:
                 if outcome.status == "timeout" or _expired(deadline):
                     outcome.status = "timeout"
                     break
+            new_sets = [c for c in set(found) if c not in yielded and not any(o < c for o in found)]
+            if new_sets:
+                yielded.update(new_sets)
+                yield sorted(new_sets, key=lambda c: (len(c), sorted(map(str, c)))), tuple(outcome.fresh)
             if outcome.status == "timeout":
                 break
             if found and not self.exhaustive:
@@ -270,9 +280,14 @@ class Algorithm1:
         out = []
         for k, rule in enumerate(disjunctive):
             head_vars = tuple(dict.fromkeys(v for h in rule.head for v in h.variables()))
+            triggers = [b.atom for b in rule.body if isinstance(b, Literal) and b.positive and b.atom.pred.startswith(VU_INS) and all(not isinstance(t, Var) or t in head_vars for t in b.atom.args)]
             for row in model.get(f"choice__{k}", ()):
                 binding = dict(zip(head_vars, row))
-                alternatives = tuple(_signed(h, binding) for h in rule.head)
+                # An insertion is not its own support: through `p(X) :- p(X).` the alternative
+                # +p(1) of the request +p(1) would satisfy the disjunction, and the minimal model
+                # {+p(1)} (no base change) would hide the one inserting b(1) (issue 29).
+                own = {_signed(t, binding) for t in triggers}
+                alternatives = tuple(a for a in (_signed(h, binding) for h in rule.head) if a not in own)
                 if not any(a in requests for a in alternatives):
                     out.append(alternatives)
         return out

@@ -260,6 +260,21 @@ class SqlStore:
                             where=f"{self.url.text}, table {table.name}", hint=f"write it as a string: \"{value}\"")
         return value
 
+    def _replacements(self, table: Table, inserted, deleted) -> dict:
+        """The deleted rows whose primary key an inserted row keeps, each with that row: a
+        replacement is one UPDATE, so the rows referencing it by a foreign key stay valid (a
+        DELETE first would be refused by a constraint that is not deferred)."""
+        if not table.primary_key:
+            return {}
+        names = [c.name.lower() for c in table.columns]
+        places = [names.index(c.lower()) for c in table.primary_key]
+        new = {tuple(row[i] for i in places): row for row in inserted}
+        return {row: new[k] for row in deleted if (k := tuple(row[i] for i in places)) in new and new[k] != row}
+
+    def _update_sql(self, table: Table, where: str) -> str:
+        marks = ", ".join(f"{quote(c.name)} = " + (f"CAST(? AS {c.declared})" if c.kind == "other" and self.url.dialect != "sqlite" else "?") for c in table.columns)
+        return f"UPDATE {quote(table.name)} SET {marks} WHERE {where}"
+
     def _insert_sql(self, table: Table) -> str:
         marks = ", ".join(f"CAST(? AS {c.declared})" if c.kind == "other" and self.url.dialect != "sqlite" else "?" for c in table.columns)
         columns = ", ".join(quote(c.name) for c in table.columns)
@@ -274,10 +289,15 @@ class SqlStore:
         out = []
         for pred, (ins, dele) in sorted(delta.by_relation().items()):
             table = self._table(pred)
+            replaced = self._replacements(table, ins, dele)
             for row in sorted(dele, key=row_sort_key):
                 where, params = self._match(table, row)
-                out.append(_inline(f"DELETE FROM {quote(table.name)} WHERE {where};", params))
-            for row in sorted(ins, key=row_sort_key):
+                if row in replaced:
+                    values = [self._value(table, j, v) for j, v in enumerate(replaced[row])]
+                    out.append(_inline(self._update_sql(table, where) + ";", values + params))
+                else:
+                    out.append(_inline(f"DELETE FROM {quote(table.name)} WHERE {where};", params))
+            for row in sorted(set(ins) - set(replaced.values()), key=row_sort_key):
                 values = [self._value(table, j, v) for j, v in enumerate(row)]
                 out.append(_inline(self._insert_sql(table).replace(" RETURNING *", ";"), values))
         return out
@@ -291,10 +311,17 @@ class SqlStore:
             real_ins: dict[str, set] = {}
             real_del: dict[str, set] = {}
             by_relation = delta.by_relation()
-            for pred, (_, dele) in sorted(by_relation.items()):
+            replacements: dict[str, dict] = {}
+            for pred, (ins, dele) in sorted(by_relation.items()):
                 table = self._table(pred)
+                replaced = replacements[pred] = self._replacements(table, ins, dele)
                 for row in sorted(dele, key=row_sort_key):
                     where, params = self._match(table, row)
+                    if row in replaced:  # updated in place below, once the other rows are gone
+                        gone = self._execute(f"SELECT * FROM {quote(table.name)} WHERE {where}", params).fetchall()
+                        if not gone:
+                            del replaced[row]  # absent: the new row is a plain insertion
+                        continue
                     gone = self._execute(f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING *", params).fetchall()
                     if gone:
                         real_del.setdefault(pred, set()).add(row)
@@ -302,12 +329,20 @@ class SqlStore:
             for pred, (ins, _) in sorted(by_relation.items()):
                 table = self._table(pred)
                 kinds = [c.kind for c in table.columns]
+                old_of = {new: old for old, new in replacements[pred].items()}
                 for row in sorted(ins, key=row_sort_key):
                     where, params = self._match(table, row)
                     if self._execute(f"SELECT 1 FROM {quote(table.name)} WHERE {where} LIMIT 1", params).fetchone():
                         continue
                     values = [self._value(table, j, v) for j, v in enumerate(row)]
-                    stored = self._execute(self._insert_sql(table), values).fetchone()
+                    if row in old_of:
+                        old_where, old_params = self._match(table, old_of[row])
+                        gone = self._execute(f"SELECT * FROM {quote(table.name)} WHERE {old_where}", old_params).fetchall()
+                        stored = self._execute(self._update_sql(table, old_where) + " RETURNING *", values + old_params).fetchone()
+                        real_del.setdefault(pred, set()).add(old_of[row])
+                        changes.setdefault(table.name, {"insert": [], "delete": []})["delete"] += [[encode_raw(v) for v in r] for r in gone]
+                    else:
+                        stored = self._execute(self._insert_sql(table), values).fetchone()
                     back = tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(stored, kinds))
                     if back != row:
                         raise DataError(f"table {table.name} would store {row} as {back}", where=f"{self.url.text}, table {table.name}",
@@ -338,14 +373,24 @@ class SqlStore:
                                       hint="drop the entry with nablog undo --forget")
                 pred, table = by_name[name]
                 kinds = [c.kind for c in table.columns]
-                for raw in rows["insert"]:
-                    values = [decode_raw(v) for v in raw]
-                    where, params = self._exact(table, values)
-                    if not self._execute(f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING 1", params).fetchall():
+                inserted = [tuple(decode_raw(v) for v in raw) for raw in rows["insert"]]
+                deleted = [tuple(decode_raw(v) for v in raw) for raw in rows["delete"]]
+                back_to = self._replacements(table, deleted, inserted)  # a replacement is undone in place too
+                for values in inserted:
+                    where, params = self._exact(table, list(values))
+                    if values in back_to:
+                        sql, args = f"UPDATE {quote(table.name)} SET {', '.join(quote(c.name) + ' = ?' for c in table.columns)} WHERE {where} RETURNING 1", list(back_to[values]) + params
+                    else:
+                        sql, args = f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING 1", params
+                    if not self._execute(sql, args).fetchall():
                         raise _stale(name)
                     inverse_del.setdefault(pred, set()).add(tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(values, kinds)))
-                for raw in rows["delete"]:
-                    values = [decode_raw(v) for v in raw]
+                restored = set(back_to.values())
+                for values in deleted:
+                    if values in restored:
+                        inverse_ins.setdefault(pred, set()).add(tuple(to_constant(_text(v, k, self.url.dialect), k) for v, k in zip(values, kinds)))
+                        continue
+                    values = list(values)
                     where, params = self._exact(table, values)
                     if table.primary_key and self._execute(f"SELECT 1 FROM {quote(table.name)} WHERE {where} LIMIT 1", params).fetchone():
                         raise _stale(name)

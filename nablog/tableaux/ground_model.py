@@ -16,8 +16,7 @@ from typing import Iterable
 
 import networkx as nx
 
-GroundAtom = tuple[str, tuple]
-Change = tuple[str, GroundAtom]  # ("+" | "-", atom)
+from ..lang.delta import GroundAtom, SignedAtom
 
 
 def show(atom: GroundAtom) -> str:
@@ -87,6 +86,9 @@ class GroundModel:
             for a, v in becoming:
                 self.watch.setdefault(a, ([], []))[v].append(k)
         self.failing_now = [k for k, check in enumerate(self.checks) if self._fails(check, self.now)]
+        # Without negation, undoing a deletion only makes atoms true: which single undos of a
+        # deleting change set fail a check is one pass over the atoms (see undo_failures).
+        self.positive = not any(neg for _, _, neg in problem.rules) and not any(check[0] == "one" or (check[0] == "denial" and check[3]) for check in self.checks)
 
     def _evaluate(self, value: dict[GroundAtom, bool], components) -> dict[GroundAtom, bool]:
         """Recompute the given components (indices into ``order``, ascending) in place."""
@@ -112,7 +114,7 @@ class GroundModel:
                         break
         return value
 
-    def values(self, changes: Iterable[Change]) -> "_Values":
+    def values(self, changes: Iterable[SignedAtom]) -> "_Values":
         """Truth values of the problem's atoms after ``changes`` (stratified, least fixpoint),
         computed on demand: an atom no change reaches keeps its current value, and a derived
         atom outside recursion is true as soon as one of its instances is."""
@@ -122,7 +124,7 @@ class GroundModel:
             reached |= self.reach(a)
         return _Values(self, changed, reached)
 
-    def undone(self, base: "_Values", undo: Iterable[Change]) -> "_Values":
+    def undone(self, base: "_Values", undo: Iterable[SignedAtom]) -> "_Values":
         """The values after ``base``'s changes less ``undo``, evaluated from ``base``'s state:
         only the atoms the undone changes reach are recomputed (the others keep their value
         there), and only the checks failing there or reached are re-checked. Shrinking a hitting
@@ -221,10 +223,10 @@ class GroundModel:
         """What fails in a state: request atoms, required atoms, violated constraint instances."""
         return [describe(check) for check in self.failing(value)]
 
-    def realizes(self, changes: Iterable[Change]) -> bool:
+    def realizes(self, changes: Iterable[SignedAtom]) -> bool:
         return not self.failing(self.values(changes))
 
-    def minimality(self, hs: frozenset[Change]) -> tuple[tuple | None, str]:
+    def minimality(self, hs: frozenset[SignedAtom]) -> tuple[tuple | None, str]:
         """The strong minimality test (Def. 15, 19) of a realizing change set: ``(certificate,
         "")`` when every change ``s`` is needed — undoing it alone fails, the failure is its
         certificate — and, up to six changes, no smaller subset realizes the request either
@@ -242,7 +244,7 @@ class GroundModel:
             return None, f"is not minimal: {show_set(smaller)} realizes the request"
         return tuple(certificate), ""
 
-    def _smaller(self, hs: frozenset[Change], state: "_Values | None" = None) -> frozenset[Change] | None:
+    def _smaller(self, hs: frozenset[SignedAtom], state: "_Values | None" = None) -> frozenset[SignedAtom] | None:
         """Up to six changes, a realizing subset with two or more changes fewer (the smallest);
         given ``hs``'s ``state``, each subset is evaluated from it (:meth:`undone`)."""
         if len(hs) <= 6:
@@ -253,12 +255,105 @@ class GroundModel:
                         return frozenset(subset)
         return None
 
-    def shrink(self, hs: frozenset[Change]) -> tuple[frozenset[Change], tuple]:
+    def undo_failures(self, state: "_Values", order: list[SignedAtom]) -> list[tuple | None] | None:
+        """For a realizing set of deletions ``order`` whose state is ``state``, over a problem
+        without negation: for each change, a check that fails when it alone is undone (None: it
+        is not needed) — every removal evaluated at once from the hitting set's state. Each atom
+        false there gets the set (a bit mask over ``order``) of the undos that make it true: a
+        base atom its own undo, a derived one the union over its instances of the intersection
+        over their bodies (a fixpoint inside recursion); an atom true there stays true under
+        every undo, one no change reaches stays false. None when this does not apply (an
+        insertion, negation, an at-most-one group) or the derivations are too deep to follow."""
+        if not self.positive or any(sign != "-" for sign, _ in order):
+            return None
+        everything = (1 << len(order)) - 1
+        bit = {a: 1 << k for k, (_, a) in enumerate(order)}
+        memo: dict[GroundAtom, int] = {}
+        rules = self.problem.rules
+
+        def body_true(i: int) -> int:
+            both = everything
+            for b in rules[i][1]:
+                both &= made_true(b)
+                if not both:
+                    break
+            return both
+
+        def made_true(a: GroundAtom) -> int:
+            found = memo.get(a)
+            if found is not None:
+                return found
+            if a in bit:
+                memo[a] = bit[a]
+                return bit[a]
+            if state.get(a):
+                memo[a] = everything
+                return everything
+            if a not in state.reached or a not in self.instances:
+                memo[a] = 0
+                return 0
+            k = self.component[a]
+            if not self.recursive[k]:
+                memo[a] = 0  # (acyclic: never read before it is set)
+                union = 0
+                for i in self.instances[a]:
+                    union |= body_true(i)
+                    if union == everything:
+                        break
+                memo[a] = union
+                return union
+            # A recursive component: the least fixpoint of the masks (each bit its own undo).
+            component = self.order[k]
+            for b in component:
+                memo[b] = everything if state.get(b) else 0
+            grew = True
+            while grew:
+                grew = False
+                for b in component:
+                    if memo[b] == everything:
+                        continue
+                    union = memo[b]
+                    for i in self.instances.get(b, ()):
+                        union |= body_true(i)
+                    if union != memo[b]:
+                        memo[b], grew = union, True
+            return memo[a]
+
+        failing: list[tuple | None] = [None] * len(order)
+        try:
+            for check in self.checks:
+                if check[0] == "false":
+                    mask = made_true(check[2])
+                elif check[0] == "denial":
+                    mask = everything
+                    for b in check[2]:
+                        mask &= made_true(b)
+                        if not mask:
+                            break
+                else:
+                    continue  # a required atom: undoing a deletion cannot make it false
+                for k in range(len(order)):
+                    if mask >> k & 1 and failing[k] is None:
+                        failing[k] = check
+        except RecursionError:
+            return None
+        return failing
+
+    def shrink(self, hs: frozenset[SignedAtom]) -> tuple[frozenset[SignedAtom], tuple]:
         """A minimal realization inside a realizing change set, with its certificate: changes not
         needed are dropped one at a time until a pass drops none (its failures are then the
         certificate), and up to six changes the smallest realizing subset is taken."""
         state = self.values(hs)
         while True:
+            order = sorted(hs, key=change_key)
+            at_once = self.undo_failures(state, order)
+            if at_once is not None:
+                # Without negation a set of deletions is minimal when each undo alone fails.
+                unneeded = next((s for s, check in zip(order, at_once) if check is None), None)
+                if unneeded is None:
+                    return hs, tuple((s, describe(check) + " without it") for s, check in zip(order, at_once))
+                hs, state = hs - {unneeded}, self.undone(state, (unneeded,))
+                continue
             needed, dropped = [], False
             for s in sorted(hs, key=change_key):
                 without = self.undone(state, (s,))
@@ -368,14 +463,14 @@ class _Everything(dict):
         return self.values.get(a)
 
 
-def change_key(change: Change):
+def change_key(change: SignedAtom):
     from ..lang import constant_sort_key
 
     sign, (pred, args) = change
     return (pred, tuple(constant_sort_key(v) for v in args), sign)
 
 
-def show_set(changes: Iterable[Change]) -> str:
+def show_set(changes: Iterable[SignedAtom]) -> str:
     return "{" + ", ".join(f"{s}{show(a)}" for s, a in sorted(changes, key=change_key)) + "}"
 
 
@@ -394,4 +489,4 @@ def at_most_one(problem) -> list:
     return getattr(problem, "at_most_one", [])
 
 
-__all__ = ["Change", "GroundAtom", "GroundModel", "change_key", "describe", "show", "show_set"]
+__all__ = ["SignedAtom", "GroundAtom", "GroundModel", "change_key", "describe", "show", "show_set"]

@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from .ground_model import Change, GroundAtom, GroundModel, change_key, show, show_set
+from .ground_model import SignedAtom, GroundAtom, GroundModel, change_key, show, show_set
 from .hyper import Branch, Clause, HyperTableau, Node
 
 
@@ -99,8 +99,8 @@ def complement(literal) -> Goal | None:
 class TableauRealization:
     """A hitting set read off an accepted branch, with each change's certificate (Def. 15, 19)."""
 
-    changes: frozenset[Change]
-    certificate: tuple[tuple[Change, str], ...] = ()
+    changes: frozenset[SignedAtom]
+    certificate: tuple[tuple[SignedAtom, str], ...] = ()
     branch: tuple = ()
 
     def lines(self) -> list[str]:
@@ -182,7 +182,7 @@ class UpdateTableau:
 
     # -- branches --------------------------------------------------------------------------------------
 
-    def hitting_set(self, branch: Branch) -> frozenset[Change]:
+    def hitting_set(self, branch: Branch) -> frozenset[SignedAtom]:
         """HS(b) (Def. 14): the base changes the branch asks for."""
         return frozenset((g.sign, g.atom) for g in branch.literals if isinstance(g, Goal) and (g.sign, g.atom) in self.candidates)
 
@@ -259,7 +259,7 @@ class UpdateTableau:
         grows along a branch, so every accepted hitting set of at most ``max_size`` changes is
         still found."""
         found: list[TableauRealization] = []
-        seen: set[frozenset[Change]] = set()
+        seen: set[frozenset[SignedAtom]] = set()
         for _ in self.tableau.branches(lambda b: self._check(b, found.append), stop=stop, budget=max_size, cost=self._change):
             result = found.pop()
             if result.changes in seen:
@@ -276,7 +276,7 @@ class UpdateTableau:
         if not self.materialized:
             yield from self.realizations(stop, max_size)
             return
-        found: list[frozenset[Change]] = []
+        found: list[frozenset[SignedAtom]] = []
         for result in self.realizations(stop, max_size):
             # One containing a realization found already is not minimal, and (Lemma 5) every
             # minimal one inside it is some branch's own hitting set: skipped without a test.

@@ -25,6 +25,7 @@ of ordinary Datalog with negation contain); :class:`Unsupported` says to use the
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Callable, Iterable, Iterator, Mapping
 
 from ..lang import Comparison, Literal, Program, Rule, Var, analyze
@@ -34,6 +35,50 @@ from ..transforms.propagation import DEL, NEW
 
 class Unsupported(Exception):
     """A rule the tuple-at-a-time plans do not cover (aggregates, arithmetic, assignments)."""
+
+
+class OverBudget(Exception):
+    """A :class:`Budget` of derived rows is spent: the caller does the work another way."""
+
+
+class Budget:
+    """How many more rows a :meth:`LivePlan.run` (and its :meth:`~LivePlan.resume`\\ s) may add
+    before it raises :class:`OverBudget`; counted after each rule's pass over at most
+    ``Budget.CHUNK`` rows of its delta, so it is overshot by at most one such pass."""
+
+    CHUNK = 4096
+
+    __slots__ = ("left",)
+
+    def __init__(self, rows: int):
+        self.left = rows
+
+    def spend(self, rows: int) -> None:
+        self.left -= rows
+        if self.left < 0:
+            raise OverBudget
+
+
+_KEYS: dict[tuple[int, ...], Callable[[tuple], tuple]] = {}
+
+
+def key_of(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """The function giving a row's key on ``positions`` (a tuple; one made per positions, in C:
+    a generator building the key was a fifth of an index update)."""
+    key = _KEYS.get(positions)
+    if key is None:
+        if len(positions) == 1:
+            key = _single(positions[0])
+        elif positions:
+            key = itemgetter(*positions)
+        else:
+            key = lambda row: ()  # noqa: E731
+        key = _KEYS[positions] = key
+    return key
+
+
+def _single(i: int) -> Callable[[tuple], tuple]:
+    return lambda row: (row[i],)
 
 
 class Relation:
@@ -58,8 +103,9 @@ class Relation:
         index = self.indexes.get(positions)
         if index is None:
             index = self.indexes[positions] = {}
+            key_on = key_of(positions)
             for row in self.rows:
-                index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+                index.setdefault(key_on(row), set()).add(row)
         return index.get(key, ())
 
     def add(self, row: tuple) -> bool:
@@ -71,7 +117,7 @@ class Relation:
 
     def _indexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
-            index.setdefault(tuple(row[i] for i in positions), set()).add(row)
+            index.setdefault(key_of(positions)(row), set()).add(row)
 
     def discard(self, row: tuple) -> None:
         if row not in self.rows:
@@ -81,7 +127,7 @@ class Relation:
 
     def _unindexed(self, row: tuple) -> None:
         for positions, index in self.indexes.items():
-            key = tuple(row[i] for i in positions)
+            key = key_of(positions)(row)
             bucket = index[key]
             bucket.discard(row)
             if not bucket:
@@ -248,6 +294,8 @@ class _Body:
         self.head = tuple(_term(t, slots) for t in rule.head[0].args)
         self.pred = rule.head[0].pred
         self.positives = tuple(s[1] for s in self.steps if s[0] == "pos")
+        self.first_two = (self.positives[0], self.positives[1] if len(self.positives) > 1 else None)
+        self.others = self.positives[1:]
         self.needs = frozenset(self.positives)
         self.solutions = _compile(self.steps, self.head)
 
@@ -391,7 +439,14 @@ def cheapest(bodies: list["_Body"], env: dict) -> "_Body":
     """Of orders of one rule, the one whose first and second relations are smallest now."""
     if len(bodies) == 1:
         return bodies[0]
-    return min(bodies, key=lambda b: tuple(len(env.get(p, _EMPTY)) for p in b.positives[:2]))
+    get = env.get
+    best, least = bodies[0], None
+    for body in bodies:
+        first, second = body.first_two
+        sizes = (len(get(first, _EMPTY)), len(get(second, _EMPTY)) if second else 0)
+        if least is None or sizes < least:
+            best, least = body, sizes
+    return best
 
 
 def chosen(groups: Iterable[list["_Body"]], sizes: "Mapping[str, int] | None", virtual: dict[str, str]) -> list["_Body"]:
@@ -459,14 +514,16 @@ class LivePlan:
         groups = [group for _, planned in self.strata for starts, bodies in planned for group in (bodies, *starts)]
         return probes(chosen(groups, sizes, self.virtual), self.virtual)
 
-    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None) -> dict:
+    def run(self, env: dict, note: "dict[str, Callable[[tuple], None]] | None" = None, budget: Budget | None = None) -> dict:
         """Evaluate over ``env`` (predicate to :class:`Relation`: the old state and the inputs);
         returns a copy of ``env`` with every predicate of the program added (given rows of a
         predicate with rules are kept, never changed in place). ``note[p]``, for the predicates
         given, is called with each row added to ``p``, in the order rows are derived (each from
-        rows added before it or given)."""
+        rows added before it or given). ``budget`` bounds the rows this run and its resumes add
+        (:class:`OverBudget` past it)."""
         note = note or {}
         env = _Result(env)
+        env.budget = budget
         for heads, planned in self.strata:
             for pred in heads:
                 if pred not in self.virtual and pred in env:  # rows given for a predicate with rules (RoD's magic facts) are kept
@@ -501,8 +558,8 @@ class LivePlan:
             fresh: dict[str, list] = {}
             for starts, _ in planned:
                 for orders in starts:
-                    rows = source.get(orders[0].steps[0][1])
-                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].positives[1:]):
+                    rows = source.get(orders[0].positives[0])
+                    if not rows or not all(len(env.get(p, _EMPTY)) for p in orders[0].others):
                         continue  # no new rows, or another positive literal is empty
                     body = cheapest(orders, env)
                     _derive(body, env, rows, fresh.setdefault(body.pred, []), note.get(body.pred))
@@ -569,22 +626,32 @@ class _Result(dict):
     """What :meth:`LivePlan.run` returns: the relations by predicate, and the rows that were given
     for predicates with rules (kept when :meth:`LivePlan.resume` evaluates a stratum again)."""
 
-    __slots__ = ("given",)
+    __slots__ = ("given", "budget")
 
     def __init__(self, env: dict):
         super().__init__(env)
         self.given: dict[str, set] = {}
+        self.budget: Budget | None = None
 
 
 def _derive(body, env: dict, rows: list | None, found: list, noted) -> None:
     """Add the heads ``body`` derives (from ``rows`` of its first literal, or from all of it) to
-    their relation in ``env``; the ones new to it go to ``found`` and to ``noted`` when given."""
+    their relation in ``env``; the ones new to it go to ``found`` and to ``noted`` when given.
+    Under a budget, ``rows`` go in chunks, each spending what it added."""
     target = env[body.pred]
+    budget = env.budget if type(env) is _Result else None
+    if budget is not None and rows is not None and len(rows) > Budget.CHUNK:
+        for start in range(0, len(rows), Budget.CHUNK):
+            _derive(body, env, rows[start:start + Budget.CHUNK], found, noted)
+        return
+    before = len(found)
     for row in body.solutions(env, rows):
         if target.add(row):
             found.append(row)
             if noted:
                 noted(row)
+    if budget is not None:
+        budget.spend(len(found) - before)
 
 
-__all__ = ["Levelled", "LivePlan", "NewState", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "derivations", "probes"]
+__all__ = ["Budget", "Levelled", "LivePlan", "NewState", "OverBudget", "Relation", "Unsupported", "bodies_from", "cheapest", "chosen", "derivations", "probes"]

@@ -46,9 +46,18 @@ from ..transforms.maintenance import MINUS, PLUS, RED, maintenance_rules
 from ..transforms.propagation import DEL, INS
 from ..transforms.rod import rod
 from .deletions import LEVEL_GAP, Deletions, recursive
-from .live import Levelled, LivePlan, Relation, Unsupported
+from .live import Budget, Levelled, LivePlan, OverBudget, Relation, Unsupported
 
 MODES = ("materialized", "rod", "dred", "recompute")
+
+# rod's ski rental: a commit whose tuple-at-a-time rederivation adds more rows than the model's
+# derived tuples / ROD_SHARE (at least ROD_FLOOR) stops and recomputes instead (issue 29: one
+# deletion from the closure of G(1600, 0.001) asked Q for 830 K old tuples and M derived 3.3 M
+# rows, 37 s CPU, where evaluating both models takes 0.3 s). Measured there: ~2.5 us a row added
+# tuple at a time, ~0.15 us a model tuple per column-engine evaluation, so a recomputation (two
+# evaluations) costs what ~1/8 of the model's size in rows does; an eighth of that is risked.
+ROD_SHARE = 64
+ROD_FLOOR = 2048
 
 
 class Monitor:
@@ -132,6 +141,9 @@ class Monitor:
             kept = (kept | _old_relations(self.queries)) - self.derived - {p for _, c in self.layers for p in c.derived}
         self._kept = kept
         self._dred: tuple[int, Mapping[str, Set]] | None = None  # dred: the model after the last commit
+        # rod: the model's derived tuples (learnt when warmed with a model, kept current), which
+        # sets the rows a commit may rederive before recomputing (ROD_SHARE); None: unbounded.
+        self._rod_rows: int | None = None
         self.last_changes: dict[str, tuple] | None = None
 
     def maintenance_program(self) -> Program:
@@ -173,7 +185,14 @@ class Monitor:
         else:
             ins, dele = true_changes(facts, *change.sides())
         if self._plans is not None and self.mode == "rod":
-            changes = self._rod_live(self._live_state(version, lambda: facts), ins, dele)
+            base = self._live_state(version, lambda: facts)
+            budget = None if self._rod_rows is None else Budget(max(ROD_FLOOR, self._rod_rows // ROD_SHARE))
+            try:
+                changes = self._rod_live(base, ins, dele, budget)
+                if self._rod_rows is not None:
+                    self._rod_rows += sum(len(plus) - len(minus) for plus, minus in changes.values())
+            except OverBudget:
+                changes = self._recomputed(facts, ins, dele)  # learns the model's size
             self._advance_live(version, ins, dele, {})
         elif self.mode == "rod":
             changes = self._rod(self._encoded_base(facts, version), ins, dele)
@@ -224,6 +243,9 @@ class Monitor:
         if self._plans is not None:
             if self._live is not None and self._live[0] == version:
                 return False
+            if self.mode == "rod" and model is not None:
+                model = model() if callable(model) else model
+                self._rod_rows = sum(len(model.get(p, ())) for p in self.derived)
             state = self._live_state(version, (lambda: facts) if self.mode == "rod" else model)
             for pred, positions in self._probes({p: len(rel) for p, rel in state.items()}):
                 if pred in state:
@@ -337,7 +359,7 @@ class Monitor:
                 rel.add(row)
         self._live = (version + 1, state)
 
-    def _rod_live(self, base: dict[str, Relation], ins, dele) -> dict:
+    def _rod_live(self, base: dict[str, Relation], ins, dele, budget: Budget | None = None) -> dict:
         """Algorithm 3 over the kept base relations: the maintenance rules M, then the query rules
         Q for the questions M asked, until no new question is asked. Both are continued
         (:meth:`LivePlan.resume`) rather than evaluated again: Q with the new questions, M with
@@ -345,7 +367,8 @@ class Monitor:
         it asked about — each literal over ``p`` follows its magic rule — so the others, such as
         a closure's answers for a question routed from ``bb`` to ``bf``, cannot join there; a
         later question may take them). A stratum of M reading the new tuples only positively is
-        continued from them, one reading them under ``not``, such as (E1), evaluated again."""
+        continued from them, one reading them under ``not``, such as (E1), evaluated again.
+        M and Q add at most ``budget`` rows (:class:`OverBudget` past it)."""
         deltas = {p: Relation(rows) for p, rows in _deltas(ins, dele).items()}
         asked: dict[str, Relation] = {}
         old = {p: Relation() for p in self.derived}  # the old state passed to M, grown in place
@@ -355,14 +378,14 @@ class Monitor:
             if not any(len(deltas.get(p, ())) for p in inputs):
                 continue
             magic = [p for p in compiled.derived if p.startswith("m_")]
-            result = plan.run({**base, **old, **deltas})
+            result = plan.run({**base, **old, **deltas}, budget=budget)
             while self._query_plan is not None:
                 fresh = {m: [r for r in result.get(m, ()) if asked.setdefault(m, Relation()).add(r)] for m in magic}
                 fresh = {m: rows for m, rows in fresh.items() if rows}
                 if not fresh:
                     break
                 if answers is None:
-                    answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}})  # copies: resume adds to them
+                    answers = self._query_plan.run({**base, **{m: Relation(rows) for m, rows in asked.items()}}, budget=budget)  # copies: resume adds to them
                 else:
                     self._query_plan.resume(answers, fresh)
                 gained = self._matching(answers, asked, old)  # new questions may have old answers
@@ -399,13 +422,39 @@ class Monitor:
                 gained[pred] = found
         return gained
 
-    def _encoded_base(self, facts: Mapping[str, Set], version: int | None) -> dict[str, EncodedRelation]:
-        """The base relations over one dictionary (which also holds the rules' constants, so that
-        every evaluation shares it): kept from the last commit when ``version`` follows it."""
+    def _recomputed(self, facts: Mapping[str, Set], ins: dict, dele: dict) -> dict:
+        """Every derived relation's change by recomputation: the model before and after the
+        change evaluated by the column engine over one dictionary, and compared as encoded
+        relations (only the changes are decoded). rod's fallback for a commit past its budget."""
+        old_base = self._encoded_base({**{p: set() for p in ins}, **facts}, None, ins)
+        new_base = dict(old_base)
+        for pred in set(ins) | set(dele):
+            rel = old_base[pred]
+            plus = EncodedRelation.from_rows(rel.dictionary, ins.get(pred, ()), rel.arity)
+            minus = EncodedRelation.from_rows(rel.dictionary, dele.get(pred, ()), rel.arity)
+            new_base[pred] = union_disjoint(difference(rel, minus), plus)
+        old, new = self.engine.evaluate(self.rules, old_base), self.engine.evaluate(self.rules, new_base)
+        out: dict[str, tuple] = {}
+        for pred in self.derived:
+            before, after = old.get(pred), new.get(pred)
+            if isinstance(before, EncodedRelation) and isinstance(after, EncodedRelation) and before.dictionary is after.dictionary:
+                out[pred] = (set(difference(after, before)), set(difference(before, after)))
+            else:
+                before, after = set(before or ()), set(after or ())
+                out[pred] = (after - before, before - after)
+        self._rod_rows = sum(len(new.get(p, ())) for p in self.derived)
+        return out
+
+    def _encoded_base(self, facts: Mapping[str, Set], version: int | None, also: Mapping[str, Set] | None = None) -> dict[str, EncodedRelation]:
+        """The base relations over one dictionary (which also holds the rules' constants, and
+        those of the rows ``also``, so that every evaluation shares it): kept from the last
+        commit when ``version`` follows it."""
         if version is not None and self._base is not None and self._base[0] == version:
             return self._base[1]
         base = {p: rows for p, rows in facts.items() if p not in self.derived}
         constants = set(self.maintenance_program().constants()) | set(self.rules.constants())
+        for rows in (also or {}).values():
+            constants.update(v for row in rows for v in row)
         for rows in base.values():
             constants.update(rows.dictionary.values if isinstance(rows, EncodedRelation) else (v for row in rows for v in row))
         d = ConstantDictionary.build(constants)

@@ -2,10 +2,10 @@
 shared/seeds/README.md states them."""
 
 from nablog.engines import PythonEngine
-from nablog.lang import parse, separate_facts
+from nablog.lang import Delta, parse, separate_facts
 from nablog.repair import CorrectionTable, repair
 from nablog.repair.maintain import Maintainer
-from nablog.repair.simplify import Change, after, optimize, simplify
+from nablog.repair.simplify import after, optimize, simplify
 
 GAMMA_1 = ":- m1(X, Y), m1(X, Z), Y != Z."
 
@@ -41,7 +41,7 @@ def texts(denials):
 
 def test_example_3_1_after_unfolds_the_insertion():
     gamma = parse(GAMMA_1).denials
-    assert texts(after(gamma, Change.parse("+m1(a, b)."))) == [
+    assert texts(after(gamma, Delta.parse("+m1(a, b)."))) == [
         ":- m1(X, Y), m1(X, Z), Y != Z.",
         ":- m1(X, Y), X = a, Z = b, Y != Z.",
         ":- X = a, Y = b, m1(X, Z), Y != Z.",
@@ -51,29 +51,29 @@ def test_example_3_1_after_unfolds_the_insertion():
 
 def test_example_3_2_optimized_check_before_the_update():
     gamma = parse(GAMMA_1).denials
-    assert texts(optimize(after(gamma, Change.parse("+m1(a, b).")), gamma)) == [":- m1(a, Y), Y != b."]
-    assert texts(simplify(parse(GAMMA_1 + "#base m1/2."), Change.parse("+m1(a, b).")).before) == [":- m1(a, Y), Y != b."]
+    assert texts(optimize(after(gamma, Delta.parse("+m1(a, b).")), gamma)) == [":- m1(a, Y), Y != b."]
+    assert texts(simplify(parse(GAMMA_1 + "#base m1/2."), Delta.parse("+m1(a, b).")).before) == [":- m1(a, Y), Y != b."]
 
 
 def test_example_4_1_optimal_test_after_the_update_over_the_view():
-    checks = simplify(parse(SOURCES), Change.parse("+m1(a, b)."))
+    checks = simplify(parse(SOURCES), Delta.parse("+m1(a, b)."))
     assert texts(checks.after) == [":- m2(a, Z), Z != b."]
 
 
 def test_example_4_1_optimal_test_after_the_update_over_the_unfolded_constraints():
-    checks = simplify(parse(UNFOLDED), Change.parse("+m1(a, b)."))
+    checks = simplify(parse(UNFOLDED), Delta.parse("+m1(a, b)."))
     assert texts(checks.after) == [":- m2(a, Z), Z != b."]
 
 
 def test_example_4_1_with_the_cross_source_constraint_the_test_is_true():
-    assert simplify(parse(SOURCES + DISJOINT), Change.parse("+m1(a, b).")).after == []
-    assert simplify(parse(UNFOLDED + DISJOINT), Change.parse("+m1(a, b).")).after == []
+    assert simplify(parse(SOURCES + DISJOINT), Delta.parse("+m1(a, b).")).after == []
+    assert simplify(parse(UNFOLDED + DISJOINT), Delta.parse("+m1(a, b).")).after == []
 
 
 def test_example_4_1_the_cross_source_constraint_as_the_text_writes_it_does_not_give_true():
     # ← m1(X, Y) ∧ m2(X, Y) only forbids the same couple in both sources (the README's note).
     text = "#constraint same :- m1(X, Y), m2(X, Y).\n#trusted same.\n"
-    assert texts(simplify(parse(SOURCES + text), Change.parse("+m1(a, b).")).after) == [":- m2(a, Z), Z != b."]
+    assert texts(simplify(parse(SOURCES + text), Delta.parse("+m1(a, b).")).after) == [":- m2(a, Z), Z != b."]
 
 
 def test_example_5_1_two_minimal_correction_tables():

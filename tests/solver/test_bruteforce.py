@@ -157,11 +157,14 @@ terms = st.sampled_from([X, Y, *CONSTANTS])
 
 
 @st.composite
-def body(draw, level: int):
+def body(draw, level: int, recursive: bool = False):
+    # Negated literals read lower levels only (stratified); with ``recursive``, positive ones
+    # may read the rule's own level too.
     preds = list(BASE.items()) + DERIVED[:level]
+    positive = list(BASE.items()) + DERIVED[: level + 1] if recursive else preds
     elements, bound = [], set()
     for _ in range(draw(st.integers(1, 2))):
-        pred, arity = draw(st.sampled_from(preds))
+        pred, arity = draw(st.sampled_from(positive))
         args = tuple(draw(terms) for _ in range(arity))
         elements.append(Literal(Atom(pred, args)))
         bound |= {a for a in args if isinstance(a, Var)}
@@ -175,17 +178,19 @@ def body(draw, level: int):
 
 
 @st.composite
-def databases(draw):
+def databases(draw, recursive: bool = False, max_rows: int = 2):
+    """A program of 3-6 rules over ``b/1``, ``c/2`` (``recursive``: positive recursion too), at
+    most one denial, at most ``max_rows`` rows per base relation, and a request."""
     rules = []
     for level, (pred, arity) in enumerate(DERIVED):
         for _ in range(draw(st.integers(1, 2))):
-            elements, bound = draw(body(level))
+            elements, bound = draw(body(level, recursive))
             if arity and not bound:
                 elements, bound = elements + (Literal(Atom("b", (X,))),), {X}
             head = Atom(pred, tuple(draw(st.sampled_from(sorted(bound, key=str))) for _ in range(arity)))
             rules.append(Rule((head,), elements))
     denials = [Denial(draw(body(len(DERIVED)))[0]) for _ in range(draw(st.integers(0, 1)))]
-    facts = {pred: draw(st.sets(st.tuples(*[st.sampled_from(CONSTANTS)] * arity), max_size=2)) for pred, arity in BASE.items()}
+    facts = {pred: draw(st.sets(st.tuples(*[st.sampled_from(CONSTANTS)] * arity), max_size=max_rows)) for pred, arity in BASE.items()}
     pred, arity = draw(st.sampled_from(DERIVED))
     request = (draw(st.sampled_from("+-")), Atom(pred, tuple(draw(st.sampled_from(CONSTANTS)) for _ in range(arity))))
     return Program(tuple(rules) + tuple(denials)), facts, request

@@ -1,6 +1,7 @@
 """View-update methods are a registry over one prepared problem, and their options one checked value."""
 
 import dataclasses
+import importlib
 
 import pytest
 
@@ -57,9 +58,9 @@ CHAIRS = (
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_the_handle_yields_each_realization_as_it_is_verified_then_answers_the_proposal(method, monkeypatch):
     # Streaming is iteration (as clingo's SolveHandle): the first realization comes before the
-    # search has verified the others (asp verifies one at a time; the other methods order what
-    # they found first); iterated to the end, the handle yields the proposal's realizations in
-    # its order, and then answers as that proposal.
+    # search has verified the others — asp a size at a time, in the answer's order; the tableaux
+    # and transform each as found, in the order found — and iterated to the end, the handle has
+    # yielded the proposal's realizations, each once; then it answers as that proposal.
     from nablog.solver.realization import Verifier
 
     db = Database.from_text(CHAIRS)
@@ -72,13 +73,43 @@ def test_the_handle_yields_each_realization_as_it_is_verified_then_answers_the_p
     first = next(stream)
     at_first = len(verified)
     rest = list(stream)
-    assert [r.changes.lines() for r in [first, *rest]] == [r.changes.lines() for r in whole] and len(whole) == 3
+    streamed = [r.changes.lines() for r in [first, *rest]]
+    assert at_first < len(verified)
     if method == "asp":
-        assert at_first < len(verified)
+        assert streamed == [r.changes.lines() for r in whole]
+    else:
+        assert sorted(streamed) == sorted(r.changes.lines() for r in whole) and len(streamed) == 3
     proposal = handle.get()
     assert (proposal.status, proposal.message, [r.changes.lines() for r in proposal]) == (whole.status, whole.message, [r.changes.lines() for r in whole])
     assert (handle.status, len(handle), handle[0].changes.lines(), [r.changes.lines() for r in handle]) == (
         whole.status, 3, whole[0].changes.lines(), [r.changes.lines() for r in whole])
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_goes_through_one_verify_and_order_stage_that_checks_each_change_set_once(method, monkeypatch):
+    # prepare -> method -> verify -> order: each realization shown is re-evaluated exactly once
+    # (no method verifies on its own and the stage again), and minimality is re-checked subset
+    # by subset only for a method that does not prove it (transform).
+    from nablog.solver import answer
+    from nablog.solver.realization import Verifier
+
+    db = Database.from_text(CHAIRS)
+    db.propose("+staff_chair(aravindan, gerhard).", method=method)  # the state prepared
+    realized, minimal = [], []
+    realizes, is_minimal = Verifier.realizes, Verifier.minimal
+    monkeypatch.setattr(Verifier, "realizes", lambda self, *changes: realized.append(changes) or realizes(self, *changes))
+    monkeypatch.setattr(Verifier, "minimal", lambda self, *changes, **kw: minimal.append(changes) or is_minimal(self, *changes, **kw))
+    staged = []
+    stage = answer.answer
+    propose_module = importlib.import_module("nablog.solver.propose")  # (nablog.solver.propose is the function)
+    monkeypatch.setattr(propose_module, "answer", lambda *args: staged.append(method) or stage(*args))
+    proposal = db.propose("+staff_chair(aravindan, gerhard).", method=method, families=False)
+    assert staged == [method] and len(proposal) == 3
+    # each realization re-evaluated once (before, transform's were twice: by the method, then
+    # again on acceptance); minimality re-checked only where the method does not prove it
+    for r in proposal:
+        assert sum(1 for insert, delete in realized if (set(insert), set(delete)) == (set(r.insert), set(r.delete))) == 1, r.changes.lines()
+    assert len(minimal) == (3 if method == "transform" else 0)
 
 
 def test_a_cancelled_handle_stops_its_search():

@@ -148,15 +148,16 @@ def test_the_tableaux_methods_stream_each_realization_as_found(capsys, tmp_path)
 def test_regression_the_change_set_transform_once_proposed_is_shrunk_to_the_realization():
     # Issue 10: "+(b(new1), c(1,1)) -(b(1),)" for p(X) :- c(X,X), not b(X). did not verify as
     # minimal and stopped the method; change sets are now verified and shrunk.
-    from nablog.solver.propose import _verified
+    from nablog.lang import Atom
+    from nablog.solver.answer import minimal_inside
     from nablog.solver.realization import Verifier
     from nablog.solver.request import parse_request
 
     db = Database.from_text("#base c/2. p(X) :- c(X,X), not b(X). b(1).")
     verifier = Verifier(db.rules, db.python_model(), parse_request("+p(1)."), consistent=True)
-    proposed = frozenset({("+", "b", ("new1",)), ("+", "c", (1, 1)), ("-", "b", (1,))})
-    assert list(_verified([proposed], verifier)) == [frozenset({("+", "c", (1, 1)), ("-", "b", (1,))})]
-    assert list(_verified([frozenset({("+", "b", ("new1",))})], verifier)) == [None]
+    proposed = ((Atom("b", ("new1",)), Atom("c", (1, 1))), (Atom("b", (1,)),))
+    assert [(i, d) for i, d, _ in minimal_inside(*proposed, verifier)] == [((Atom("c", (1, 1)),), (Atom("b", (1,)),))]
+    assert minimal_inside((Atom("b", ("new1",)),), (), verifier) == []
 
 
 def test_the_materialized_variant_over_a_database_violating_a_constraint_finds_every_realization():

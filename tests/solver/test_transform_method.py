@@ -8,7 +8,7 @@ from nablog import Database
 from nablog.lang import BaseDeclaration, parse
 from nablog.solver import propose
 
-from .test_bruteforce import BASE, databases, free_positions, shown
+from .test_bruteforce import BASE, brute_force, databases, free_positions, shown
 from .test_seed_requests import CHAIRS
 
 
@@ -101,6 +101,27 @@ def test_algorithm_1_finds_a_subset_of_asp_and_all_of_it_when_exhaustive(case):
         assert unfolded(everything) == asp
 
 
+SMALL_INSTANCE_SECONDS = 10
+
+
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(databases(recursive=True, max_rows=4))
+def test_every_small_instance_answers_in_ten_seconds_with_the_brute_force_realizations(case):
+    # Issue 29: held-out-sized instances (at most 6 rules and 6 facts here, recursion and
+    # negation) that every other method answers at once made Algorithm 1 time out. The timeout is
+    # the deadline: an answer of status "timeout" took longer than SMALL_INSTANCE_SECONDS.
+    program, facts, (sign, atom) = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    proposal = transform(db, f"{sign}{atom}.", exhaustive=True, candidates="herbrand", max_fresh=1, timeout=SMALL_INSTANCE_SECONDS)
+    assert proposal.status != "timeout"
+    free = free_positions(program, atom.pred)
+    got = {shown(m.insert, m.delete, free) for r in proposal for m in r.members()}
+    expected = brute_force(program, facts, (sign, atom), free)
+    assert got <= expected
+    if proposal.status == "complete":
+        assert got == expected
+
+
 
 def test_a_recursive_rule_s_auxiliary_columns_meet_their_values_once():
     # Through p(X, Y) :- e(X, Z), p(Z, Y). the positions an auxiliary column meets include
@@ -127,3 +148,12 @@ def test_the_transform_method_stops_its_model_walk_at_the_deadline():
     proposal = db.propose("+p(a,1).", method="transform", timeout=0.5)
     assert proposal.status == "timeout"
     assert time.monotonic() - started < 1.5
+
+
+def test_an_insertion_is_not_its_own_support_through_a_rule_p_from_p():
+    # Found by the property test above: the alternative +p(1) of p(X) :- p(X) satisfied the
+    # request's own disjunction, and Algorithm 1 answered "no realization" (issue 29).
+    db = Database.from_text("#base b/1. p(X) :- b(X). p(X) :- p(X). q(X) :- b(X).")
+    proposal = transform(db, "+p(1).", candidates="herbrand", max_fresh=1)
+    assert (proposal.status, changes(proposal)) == ("complete", [["+b(1)"]])
+    assert changes(transform(Database.from_text("#base b/1. p(X) :- p(X)."), "+p(1).")) == []

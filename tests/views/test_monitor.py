@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import nablog.views.monitor as monitor_room
 
 from nablog.engines import PythonEngine
 from nablog.lang import Delta, parse
@@ -42,8 +46,8 @@ def test_example_4_rod_rederives_only_the_relevant_part():
     seen = {}
     run = monitor._query_plan.run
 
-    def spy(env):  # Q's state, continued in place by resume until the commit ends
-        seen.update(out := run(env))
+    def spy(env, **options):  # Q's state, continued in place by resume until the commit ends
+        seen.update(out := run(env, **options))
         return out
 
     monitor._query_plan.run = spy
@@ -51,6 +55,25 @@ def test_example_4_rod_rederives_only_the_relevant_part():
     assert change.lines() == ["+closure(h, c)", "+closure(h, d)", "+closure(h, g)", "-closure(a, c)", "-closure(a, g)", "-closure(b, c)", "-closure(b, g)"]
     answers = {row for pred, rows in seen.items() if pred.startswith("a_") and pred.endswith("__closure") for row in rows}
     assert answers and not any(x in (1, 2, 3) for x, _ in answers)
+
+
+def test_rod_past_its_budget_recomputes_the_same_differentials():
+    """Example 4 with rod's budget at 3 rows: the commit stops rederiving and recomputes (both
+    models by the column engine), with the same answer; the model's size is learnt from it."""
+    facts = {"edge": FIGURE_2}
+    monitor = Monitor(CLOSURE, ["closure"], "rod")
+    monitor.warm(facts, PythonEngine().evaluate(CLOSURE, facts), 0)
+    assert monitor._rod_rows == len(PythonEngine().evaluate(CLOSURE, facts)["closure"]) == 25
+    recomputed = []
+    with patch.object(monitor_room, "ROD_SHARE", 10**9), patch.object(monitor_room, "ROD_FLOOR", 3), \
+            patch.object(Monitor, "_recomputed", lambda self, *a, _r=Monitor._recomputed: recomputed.append(1) or _r(self, *a)):
+        change = monitor.differentials(facts, Delta.parse("+edge(h, d). -edge(b, c)."), version=0)
+    assert recomputed == [1]
+    assert change.lines() == ["+closure(h, c)", "+closure(h, d)", "+closure(h, g)", "-closure(a, c)", "-closure(a, g)", "-closure(b, c)", "-closure(b, g)"]
+    assert monitor._rod_rows == 25 + 3 - 4
+    # The kept base relations followed the commit: the next one (in budget) undoes it exactly.
+    after = {"edge": (FIGURE_2 - {("b", "c")}) | {("h", "d")}}
+    assert monitor.differentials(after, Delta.parse("-edge(h, d). +edge(b, c)."), version=1) == change.inverse()
 
 
 def test_negation_layers():
@@ -264,6 +287,22 @@ def test_all_modes_equal_recomputation(program, facts, commits):
     """Every mode gives recompute-and-diff's differentials, commit after commit, and their
     composition replayed on the first answer is the last answer (seed 001, Theorems 1 and 2)."""
     assert_modes_agree(program, VIEWS, facts, commits)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(stratified_programs(), base_facts(), st.lists(st.tuples(base_facts(max_rows=3), base_facts(max_rows=3)), min_size=1, max_size=3), st.integers(0, 8))
+def test_rod_recomputing_past_its_budget_equals_recomputation(program, facts, commits, floor):
+    """rod with a budget of ``floor`` rows a commit (ski rental: past it, the commit recomputes),
+    commit after commit, gives recompute-and-diff's differentials."""
+    engine = PythonEngine()
+    with patch.object(monitor_room, "ROD_SHARE", 10**9), patch.object(monitor_room, "ROD_FLOOR", floor):
+        monitor = Monitor(program, VIEWS, "rod")
+        monitor.warm(facts, engine.evaluate(program, facts), 0)
+        current = facts
+        for version, (insert, delete) in enumerate(commits):
+            expected = Monitor(program, VIEWS, "recompute").differentials(current, commit_of(insert, delete), model=engine.evaluate(program, current))
+            assert monitor.differentials(current, commit_of(insert, delete), version=version) == expected
+            current = _apply(current, *true_changes(current, insert, delete))
 
 
 def assert_modes_agree(program, views: list[str], facts, commits) -> None:
