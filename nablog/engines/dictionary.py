@@ -26,6 +26,11 @@ INT = np.int64
 SMALL_LOOKUP = 64
 """Encoding at most this many values (the rows of a change) searches the sorted values instead of
 building the dictionary of ids, which costs a Python dict of every constant (10 ms at 50,000)."""
+SEARCHED_SHARE = 16
+"""Values are looked up one at a time (``id``) by binary search in the sorted values until
+1/SEARCHED_SHARE of the dictionary's size have been, then through the dictionary of ids, built
+then: a request asking about a few hundred constants of a 10^6-constant state no longer builds it
+(0.5 s of a first request's 1.1 s CPU, issue 29), and many lookups pay for it."""
 THROUGH_DEPTH = 8
 """A dictionary extended from one with a lookup table looks values up through it (and its id map)
 instead of building a table of its own over every constant (0.1 s at 1,000,000): at most this
@@ -49,6 +54,8 @@ class ConstantDictionary:
         self._identity: np.ndarray | None = None
         # The integer constants (the first ids) as int64, or False when one does not fit.
         self._ints: np.ndarray | bool | None = ints
+        # Values looked up one at a time by binary search so far (see SEARCHED_SHARE).
+        self._searched = 0
 
     @property
     def values(self) -> list[Constant]:
@@ -208,6 +215,12 @@ class ConstantDictionary:
                 return i
             i = base.id(value)
             return None if i is None else int(remap[i])
+        if self._ids is None and self._searched * SEARCHED_SHARE < len(self) and type(value) in (int, str):
+            self._searched += 1
+            try:
+                return self._search(value)
+            except KeyError:
+                return None
         return self.ids.get(value)
 
     def encode_rows(self, rows: Iterable[tuple], arity: int) -> np.ndarray:
@@ -353,4 +366,4 @@ def int_rows(rows: Set | list | tuple, arity: int | None = None) -> np.ndarray |
     return flat.reshape(n, arity)
 
 
-__all__ = ["INT", "SMALL_LOOKUP", "THROUGH_DEPTH", "ConstantDictionary", "int_rows"]
+__all__ = ["INT", "SEARCHED_SHARE", "SMALL_LOOKUP", "THROUGH_DEPTH", "ConstantDictionary", "int_rows"]

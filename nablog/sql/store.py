@@ -5,9 +5,12 @@
 
 1. ``BEGIN`` — ``ISOLATION LEVEL SERIALIZABLE`` on PostgreSQL, ``IMMEDIATE`` on SQLite (the
    write lock at once), DuckDB's own (snapshot isolation, conflicts abort).
-2. The fingerprint of the data (per table: row count and a sum of row hashes on PostgreSQL and
-   DuckDB; the file's size, time and inode on SQLite) is compared with the one the change was
-   computed on: a change computed on a state another client has changed since is refused.
+2. The fingerprint of the data is compared with the one the change was computed on: a change
+   computed on a state another client has changed since is refused. On PostgreSQL it is the
+   table ``nablog_counts`` — per table, how many statements changed it — which the trigger
+   ``nablog_count`` on every table keeps (installed by the first commit, when the tables are
+   the user's own; read in O(tables)); before that, and on DuckDB (no triggers), per table its row
+   count and a sum of row hashes (a full scan); on SQLite the file's size, time and inode.
 3. Deletions, then insertions, one statement per row: ``DELETE ... RETURNING *`` keeps the rows
    exactly as stored (NULLs, numerics, dates) for the undo log; an insertion of a row already
    there, or a deletion of an absent one, is no change (seed 002, Def. 1). An inserted row that
@@ -35,6 +38,8 @@ from .ordered import Tests, base_order, value_order
 from .views import predicate_name
 
 LOG = "nablog_log"
+COUNTS = "nablog_counts"
+COUNTER = "nablog_count"
 
 
 class SqlStore:
@@ -137,6 +142,42 @@ class SqlStore:
 
     def fingerprint(self) -> str:
         """What the data is now, cheaply (see step 2 of the module's docstring)."""
+        if self._counting():
+            rows = self._execute(f"SELECT name, changes FROM {COUNTS} ORDER BY name").fetchall()
+            return "counts|" + "|".join(f"{name}:{n}" for name, n in rows)
+        return self._hashes()
+
+    def _counting(self) -> bool:
+        """Whether every table has the trigger that counts its changes (asked each time, from the
+        catalogue: another client may drop it, ``DROP FUNCTION nablog_count() CASCADE``)."""
+        names = [t.name for t in self.tables.values()]
+        if self.url.dialect != "postgres" or not names:
+            return False
+        have = self._execute("SELECT count(DISTINCT c.relname) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid "
+                             "WHERE g.tgname = %s AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+                             (COUNTER, names)).fetchone()[0]
+        return have == len(names)
+
+    def _count_changes(self) -> None:
+        """Install the counting (step 2) inside the running transaction, when the tables are this
+        user's to put triggers on; otherwise the fingerprint stays the full scan."""
+        if self.url.dialect != "postgres" or self._counting():
+            return
+        names = sorted(t.name for t in self.tables.values())
+        owned = self._execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s) AND tableowner = current_user",
+                              (names,)).fetchone()[0]
+        if owned != len(names):
+            return
+        self._execute(f"CREATE TABLE IF NOT EXISTS {COUNTS} (name TEXT PRIMARY KEY, changes BIGINT NOT NULL)")
+        self._execute(f"CREATE OR REPLACE FUNCTION {COUNTER}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                      f"INSERT INTO {COUNTS} VALUES (TG_TABLE_NAME, 1) ON CONFLICT (name) DO UPDATE SET changes = {COUNTS}.changes + 1; "
+                      "RETURN NULL; END $$")
+        for name in names:
+            self._execute(f"DROP TRIGGER IF EXISTS {COUNTER} ON {quote(name)}")
+            self._execute(f"CREATE TRIGGER {COUNTER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {quote(name)} FOR EACH STATEMENT EXECUTE FUNCTION {COUNTER}()")
+
+    def _hashes(self) -> str:
+        """Per table its row count and sum of row hashes (a full scan; SQLite: the file's stat)."""
         if self.url.dialect == "sqlite":
             import os
 
@@ -307,6 +348,7 @@ class SqlStore:
 
         def body() -> Delta:
             self._check_basis(basis)
+            self._count_changes()
             changes: dict[str, dict[str, list]] = {}
             real_ins: dict[str, set] = {}
             real_del: dict[str, set] = {}
@@ -437,7 +479,11 @@ class SqlStore:
         return number
 
     def _check_basis(self, basis: str | None) -> None:
-        if basis is not None and basis != self.fingerprint():
+        if basis is None:
+            return
+        # A basis read before the counting was installed (by this client or another) is a scan's.
+        now = self.fingerprint() if basis.startswith("counts|") or not self._counting() else self._hashes()
+        if basis != now:
             raise NablogError(
                 f"the data in {self.url.text} changed since this change was computed (another client wrote it)",
                 hint="propose again to get changes for the current data; nothing was written",

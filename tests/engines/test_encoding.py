@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from tests.strategies import examples
 
 from nablog.engines import PythonEngine
+from nablog.engines.dictionary import SEARCHED_SHARE
 from nablog.engines.encoding import SCANNED_ROWS, ConstantDictionary, EncodedRelation, fits_in_key
 from nablog.engines.algebra import FEW_ROWS, difference, union_disjoint
 from nablog.lang import parse
@@ -36,7 +37,7 @@ def test_a_dictionary_extended_again_and_again_looks_up_like_one_rebuilt(old, ad
     # THROUGH_DEPTH extensions, then builds its own: every step gives the ids of a rebuild, for
     # values present and absent, and decodes through the carried objects array.
     d = ConstantDictionary.build(old)
-    d.id(0)  # the lookup table of the first dictionary is built, as a model's is when first read
+    d.ids  # the lookup table of the first dictionary is built, as a model's is when read much
     d.decode_column(np.arange(len(d), dtype=np.int64))
     every = set(old)
     for new in additions:
@@ -53,10 +54,29 @@ def test_a_dictionary_extended_again_and_again_looks_up_like_one_rebuilt(old, ad
 
 def test_extending_a_large_dictionary_does_not_build_its_lookup_table_again():
     d = ConstantDictionary.build([f"c{i:04}" for i in range(1000)] + [f"x{i}" for i in range(10)])
-    assert d.id("c0005") == 5
+    assert d.ids["c0005"] == 5
     e, _ = d.extended(["new1"])
     assert (e.id("new1"), e.id("c0005"), e.id("x0"), e.id("zzz")) == (1000, 5, 1001, None)
     assert e._ids is None  # answered through d's table and the id map
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.sets(constants, max_size=60), st.lists(constants, max_size=40))
+def test_values_looked_up_one_at_a_time_are_searched_then_hashed(values, probes):
+    # The first len/SEARCHED_SHARE lookups search the sorted values (no table of ids built: a
+    # request asking about a few constants of a large state), later ones build the table; both
+    # answer as the table does, for values present and absent.
+    d = ConstantDictionary.build(values)
+    table = dict(zip(d.values, range(len(d))))
+    for i, v in enumerate(probes + list(values)):
+        assert d.id(v) == table.get(v), v
+        assert (d._ids is None) == (i * SEARCHED_SHARE < len(d)), i
+
+
+def test_a_few_lookups_in_a_large_dictionary_build_no_table():
+    d = ConstantDictionary.build(list(range(500)) + [f"s{i}" for i in range(500)])
+    assert [d.id(v) for v in (0, 499, "s0", "s99", 500, "t", -1)] == [0, 499, 500, 999, None, None, None]
+    assert d._ids is None
 
 
 # 12 columns over 100 constants do not pack into one key: rows are kept as sorted id rows.

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from nablog import Database
-from nablog.lang import NablogError
+from nablog.lang import Delta, NablogError
 
 from .conftest import fetch, run_script
 
@@ -116,3 +116,44 @@ def test_other_clients_writes_are_seen_and_subscribers_told(any_url):
     # A proposal is computed on the state with the other client's row.
     proposal = db.propose("DELETE FROM album_info WHERE artist = 'AC/DC'".replace("artist", "name"))
     assert proposal[0].changes.lines() == ['-album(1, "For Those", 1)', '-album(9, "Let There Be Rock", 1)']
+
+
+def test_a_replacement_is_one_update_and_undone_in_place(any_url):
+    # album rows reference artist 2: deleting it first would be refused by the foreign key.
+    run_script(any_url, MUSIC)
+    db = Database.connect(any_url)
+    change = Delta.of_rows({"artist": {(2, "Accepted")}}, {"artist": {(2, "Accept")}})
+    assert db.stores.statements(change) == ["UPDATE \"artist\" SET \"artistid\" = 2, \"name\" = 'Accepted' WHERE \"artistid\" = 2 AND \"name\" = 'Accept';"]
+    if any_url.startswith("duckdb:"):
+        # DuckDB refuses any update of a row another table references (its documented limit of
+        # foreign keys): the change is refused whole, with DuckDB's reason.
+        with pytest.raises(NablogError, match="still referenced"):
+            db.apply(change)
+        assert fetch(any_url, "SELECT name FROM album_info WHERE albumid = 2") == [("Accept",)]
+        return
+    db.apply(change)
+    assert fetch(any_url, "SELECT name FROM album_info WHERE albumid = 2") == [("Accepted",)]
+    db.undo()
+    assert fetch(any_url, "SELECT artistid, name FROM artist ORDER BY artistid") == [(1, "AC/DC"), (2, "Accept")]
+
+
+def test_postgres_counts_changes_for_the_staleness_check(postgres, tmp_path):
+    from .conftest import new_database
+
+    url = new_database("postgres", postgres, tmp_path)
+    run_script(url, MUSIC)
+    before = Database.connect(url)  # its basis: the scan of every table (nothing counts yet)
+    assert not before.basis.startswith("counts|")
+    db = Database.connect(url)
+    change = Delta.of_rows({"artist": {(3, "Other")}}, {})
+    db.apply(change)  # installs nablog_count on every table
+    assert db.basis.startswith("counts|") and db.basis == db.stores.fingerprint()
+    db.undo()
+    # The data is as `before` read it: its scan's basis still holds, and its change is applied.
+    before.apply(change)
+    assert fetch(url, "SELECT count(*) FROM artist") == [(3,)]
+    counted = before.stores.fingerprint()
+    run_script(url, "UPDATE album SET title = 'Balls!' WHERE albumid = 2")
+    assert before.stores.fingerprint() != counted
+    with pytest.raises(NablogError, match="changed since"):
+        before.apply(Delta.of_rows({}, {"artist": {(3, "Other")}}))
