@@ -207,6 +207,8 @@ class Relevance:
         self._least = 0
         self._instance_cost: dict[tuple, int] = {}
         self.keys = _functional_dependencies(self.denials)
+        self._floors: dict[tuple, int] = {}  # _derived_floor of ground atoms
+        self._now_rows: dict[tuple, object] = {}  # see _rows_now
         self.monotone = not any(isinstance(b, Literal) and not b.positive for r in self.rules for b in r.body)
         # With ``free_values``, a column no rule or constraint reads (nablog/solver/free.py) gets
         # one new constant of its own in every inserted atom instead of a disjunct per value.
@@ -521,6 +523,8 @@ class Relevance:
         left_out = self._domain_estimate(v, rule, round_) - len(found)
         if left_out > 0:
             self._leave_out(left_out, self._changes_for(rule, binding, v, found, round_))
+        if self.floor is not None:
+            found = self._narrowed(rule, binding, v, found)
         rest = [f for f in free if f is not v]
         for value in sorted(found, key=constant_sort_key) + fresh:
             yield from self._supported(rule, rest, {**binding, v: value}, round_)
@@ -689,6 +693,165 @@ class Relevance:
                 found.add(row[places[0]])
         return found
 
+    def _narrowed(self, rule: Rule, binding: dict[Var, Constant], v: Var, found: Set) -> Set:
+        """``found`` (the values lookups give ``v``) less those through which every realization
+        needs more than ``floor`` changes: a literal with ``v`` and a bound place that holds now
+        for only some of them must be made true for the others (:meth:`_derived_floor`). Through
+        ``manager(e5, M), reports_to(M, h77)``, M is e5's manager, or one of the 1,100 people who
+        report to h77 now, each of whom needs e5 moved or a head replaced (two changes): with a
+        floor of one, e5's manager alone (issue 29)."""
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive) or v not in b.atom.args:
+                continue
+            atom = b.atom
+            if all(isinstance(t, Var) and t not in binding for t in atom.args):
+                continue  # nothing bound: not a lookup
+            places = [i for i, t in enumerate(atom.args) if t == v]
+            held = {row[places[0]] for row in self.state.match_now(atom.pred, _pattern(atom, binding)) if all(row[i] == row[places[0]] for i in places)}
+            rest = [value for value in found if value in held]
+            if len(rest) == len(found):
+                continue
+            needed = self._derived_floor(atom, binding, {v: held}, FLOOR_DEPTH) if atom.pred in self.derived else 1
+            if needed > self.floor:
+                self._leave_out(len(found) - len(rest), needed)
+                return set(rest)
+            if atom.pred in self.derived:
+                # Not all at once: value by value (h0 heads no one's department: each of the
+                # 1,100 needs h0 placed in a department that person heads, or one they head).
+                kept = []
+                for value in found:
+                    if value not in held and (needed := self._derived_floor(atom, {**binding, v: value}, {}, FLOOR_DEPTH)) > self.floor:
+                        self._leave_out(1, needed)
+                    else:
+                        kept.append(value)
+                if len(kept) < len(found):
+                    return set(kept)
+        return found
+
+    def _derived_floor(self, atom: Atom, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """The fewest changes (a lower bound, at least one) that make the derived ``atom`` true
+        under ``binding`` where each variable of ``excluded`` takes a value outside its set (the
+        values for which it holds now): over ``atom``'s rules, each instance's
+        :meth:`_instance_floor`, one free variable of its body split into the values lookups
+        give it and the others. Through ``depth`` rules at most."""
+        if depth <= 0:
+            return 1
+        key = None if excluded else (atom.pred, _pattern(atom, binding), depth)  # (lookups on what holds now: kept)
+        if key is not None and key in self._floors:
+            return self._floors[key]
+        best = self._rules_floor(atom, binding, excluded, depth)
+        if key is not None:
+            self._floors[key] = best
+        return best
+
+    def _rules_floor(self, atom: Atom, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """:meth:`_derived_floor` computed: the least over ``atom``'s rules."""
+        best = None
+        for rule in self.by_head.get(atom.pred, ()):
+            if len(rule.head) != 1:
+                return 1
+            inner: dict[Var, Constant] = {}
+            outside: dict[Var, Set] = {}
+            fits = True
+            for t, term in zip(rule.head[0].args, atom.args):
+                value = term if not isinstance(term, Var) else binding.get(term)
+                if isinstance(t, Var):
+                    if value is not None:
+                        if inner.setdefault(t, value) != value:
+                            fits = False
+                    elif term in excluded:
+                        if t in inner or (t in outside and outside[t] is not excluded[term]):
+                            return 1  # the excluded place meets a bound one: not followed
+                        outside[t] = excluded[term]
+                elif value is not None and value != t:
+                    fits = False
+                elif value is None:
+                    return 1  # a constant where the value is left out: it may be that one
+            if not fits:
+                continue
+            needed = self._split_floor(rule, inner, outside, depth)
+            best = needed if best is None else min(best, needed)
+            if best <= 1:
+                return 1
+        return 1 if best is None else best
+
+    def _split_floor(self, rule: Rule, binding: dict[Var, Constant], excluded: dict[Var, Set], depth: int) -> int:
+        """:meth:`_instance_floor` of ``rule``'s instances under ``binding``: with one variable
+        of the body unbound (and not excluded) that a literal with a bound place looks up, the
+        least over its values and over every other value (excluded from them)."""
+        open_vars = [t for t in dict.fromkeys(t for b in rule.body if isinstance(b, Literal) for t in b.atom.args) if isinstance(t, Var) and t not in binding and t not in excluded]
+        if len(open_vars) == 1:
+            d = open_vars[0]
+            values: set = set()
+            looked = False
+            for b in rule.body:
+                if isinstance(b, Literal) and b.positive and d in b.atom.args and any(not isinstance(t, Var) or t in binding for t in b.atom.args):
+                    looked = True
+                    at = b.atom.args.index(d)
+                    values.update(row[at] for row in self._rows_now(b.atom.pred, _pattern(b.atom, binding)))
+            if looked and len(values) <= SPLIT_BUDGET:
+                best = self._instance_floor(rule, binding, {**excluded, d: values}, depth)
+                for value in values:
+                    if best <= 1:
+                        break
+                    best = min(best, self._instance_floor(rule, {**binding, d: value}, excluded, depth))
+                return best
+        return self._instance_floor(rule, binding, excluded, depth)
+
+    def _instance_floor(self, rule: Rule, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """The fewest changes (a lower bound) that make an instance of ``rule``'s body hold under
+        ``binding``, each variable of ``excluded`` outside its set, other variables any value: a
+        positive literal matching no row now needs a change — a base one an insertion per
+        relation, one more when its key is bound and held now (the row it displaces), a derived
+        one :meth:`_derived_floor` — and a literal of two excluded variables is taken to match.
+        (Negated literals and comparisons count nothing: a lower bound.)"""
+        inserted: set[str] = set()
+        displacing = 0
+        derived = 0
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive):
+                continue
+            atom = b.atom
+            mine = [t for t in dict.fromkeys(atom.args) if isinstance(t, Var) and t in excluded]
+            if len(mine) > 1:
+                continue
+            pattern = _pattern(atom, binding)
+            if mine:
+                u = mine[0]
+                at = atom.args.index(u)
+                if any(row[at] not in excluded[u] for row in self._rows_now(atom.pred, pattern)):
+                    continue
+            elif any(True for _ in self._rows_now(atom.pred, pattern)):
+                continue
+            if atom.pred in self.derived:
+                derived = max(derived, self._derived_floor(atom, binding, {u: excluded[u]} if mine else {}, depth - 1))
+            elif atom.pred not in inserted:
+                inserted.add(atom.pred)
+                if atom.pred in self.keys and self._displaces_now(atom, pattern, binding):
+                    displacing += 1
+        return max(len(inserted) + displacing, derived, 1)
+
+    def _rows_now(self, pred: str, pattern: tuple) -> Iterable[tuple]:
+        """The rows matching ``pattern`` now, kept while the search lasts for a pattern with a
+        bound place (the bounds above ask the same lookups for each of thousands of values; a
+        lookup in a relation of a million rows costs about 0.1 ms); with nothing bound, the rows
+        as they are read (the callers stop at the first that answers them)."""
+        if all(value is None for value in pattern):
+            return self.state.match_now(pred, pattern)
+        key = (pred, pattern)
+        rows = self._now_rows.get(key)
+        if rows is None:
+            rows = self._now_rows[key] = tuple(self.state.match_now(pred, pattern))
+        return rows
+
+    def _displaces_now(self, atom: Atom, pattern: tuple, binding: Mapping[Var, Constant]) -> bool:
+        """:meth:`_displaces` of ``atom`` (no value left out), kept per pattern like :meth:`_rows_now`."""
+        key = ("displaces", atom.pred, pattern)
+        found = self._now_rows.get(key)
+        if found is None:
+            found = self._now_rows[key] = self._displaces(atom, binding, None, None)
+        return found
+
     def _references(self, pred: str) -> list[tuple[Atom, Atom]]:
         """The denials of foreign-key shape on ``pred``: (positive atom, negated atom)."""
         refs = self._refs.get(pred)
@@ -713,7 +876,12 @@ class Relevance:
         if all(values is not None for values in shown):
             # Folded (solver/symmetry.py): the domain is the values the caller keeps visible, a
             # few representatives per class, not the relation.
-            values = len(shown[0]) if len(shown) == 1 else len(set().union(*shown))  # (one place: no copy)
+            # The union of several places is counted once per set of places (a copy of a million
+            # values each time: 3 ms, asked for each left-out instance).
+            key = ("estimate", frozenset(places))
+            values = len(shown[0]) if len(shown) == 1 else self._domains.get(key)
+            if values is None:
+                values = self._domains[key] = len(set().union(*shown))
             return values + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > possible_state.SMALL_RELATION:
@@ -1263,6 +1431,13 @@ through a key; past it a left-out value is counted as displacing none."""
 FLOOR_BUDGET = 200
 """Most rule instances needing exactly ``floor`` changes the search by bound lookups keeps: the
 answer lists those of that size it finds, not all of them (see :meth:`Relevance._supported`)."""
+
+FLOOR_DEPTH = 2
+"""How many rules deep :meth:`Relevance._derived_floor` follows a derived literal to bound the
+changes making it true (deeper: one change, the bound of any derived literal)."""
+
+SPLIT_BUDGET = 64
+"""Most values of a variable :meth:`Relevance._split_floor` tries one by one."""
 
 GENERIC_BUDGET = 2_000
 """How many values of existential domains a search by bound lookups may leave out and still be

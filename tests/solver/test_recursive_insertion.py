@@ -199,3 +199,21 @@ def test_bounds_on_a_recursive_chart_give_their_status_and_a_prefix():
     cut = db.propose(request, timeout=0.05)
     assert cut.status == "timeout" or (cut.status == "bounded" and cut.complete_up_to == 0)
     assert cut.realizations == ten.realizations[: len(cut.realizations)]
+
+
+def test_making_a_derived_literal_true_outside_what_holds_now_costs_what_its_rules_need():
+    # Relevance._derived_floor, the bound that lets the search by lookups leave out the people
+    # below h77 as e5's manager (issue 29): e0 works in d1 (headed by h1), so any other manager
+    # moves e0 (a key) or replaces d1's head (one head per department): two changes; h0 works
+    # nowhere, so placing it under a head is one change, under anyone else two.
+    from nablog.lang import Atom, Var, parse
+    from nablog.solver.ground import Relevance
+
+    db = Database(parse(RULES), chart([0, 0, 1], [1, 2]))
+    relevance = Relevance(db.rules, db.python_model(), {"emp_dept", "dept_head"})
+    M = Var("M")
+    assert relevance._derived_floor(Atom("manager", ("e0", M)), {}, {M: {"h1"}}, ground.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("h0", "h2")), {}, {}, ground.FLOOR_DEPTH) == 1
+    assert relevance._derived_floor(Atom("manager", ("h0", "e1")), {}, {}, ground.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("e0", "h2")), {}, {}, ground.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("h0", M)), {}, {M: set()}, ground.FLOOR_DEPTH) == 1
