@@ -216,10 +216,18 @@ class Relevance:
         self.free: dict[str, frozenset[int]] = {}
         self._free_names: dict[tuple[str, int], str] = {}
         self._free_vars: dict[int, dict[Var, tuple[str, int]]] = {}
+        self._singles: dict[int, dict[Var, tuple[str, int]]] = {}
         self._round_fresh: list[str] = []  # the new constants of rounds (max_fresh counts these)
         self._wide_blockers: set[str] = set()  # relations whose blockers were narrowed (said once)
         self._refs: dict[str, list[tuple[Atom, Atom]]] = {}
         self._ticks = 0
+        self._at_floor = 0  # instances kept that need exactly `floor` changes (see _supported)
+        # The instances of a goal in the search by bound lookups, kept for its re-examinations
+        # (see hypothetical_instances), and what they depend on in the possible state.
+        self._instances_kept: dict[tuple, list[dict[Var, Constant]]] = {}
+        self._plus_log: dict[str, list[tuple]] = {}
+        self._novel: dict[str, set] = {}
+        self._novel_seen: dict[str, int] = {}
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -257,9 +265,10 @@ class Relevance:
             self.problem.free.add(name)
         return name
 
-    def _free_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
-        """The variables of ``rule`` that occur once, in a positive literal at a free column."""
-        found = self._free_vars.get(id(rule))
+    def _single_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
+        """The variables of ``rule`` that occur once, in a positive literal (``_`` named
+        apart), with their place: any row matching the rest of the literal will do there."""
+        found = self._singles.get(id(rule))
         if found is None:
             count: dict[Var, int] = {}
             for element in (*rule.head, *rule.body):
@@ -271,9 +280,16 @@ class Relevance:
             for b in rule.body:
                 if isinstance(b, Literal) and b.positive:
                     for i, t in enumerate(b.atom.args):
-                        if isinstance(t, Var) and count.get(t) == 1 and i in self.free.get(b.atom.pred, ()):
+                        if isinstance(t, Var) and count.get(t) == 1:
                             found[t] = (b.atom.pred, i)
-            self._free_vars[id(rule)] = found
+            self._singles[id(rule)] = found
+        return found
+
+    def _free_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
+        """The variables of ``rule`` that occur once, in a positive literal at a free column."""
+        found = self._free_vars.get(id(rule))
+        if found is None:
+            found = self._free_vars[id(rule)] = {t: (pred, i) for t, (pred, i) in self._single_variables(rule).items() if i in self.free.get(pred, ())}
         return found
 
     def _tick(self) -> bool:
@@ -370,11 +386,25 @@ class Relevance:
         placeholders = {v: self._free_value(*column) for v, column in self._free_variables(rule).items() if v in free}
         free = [v for v in free if v not in placeholders]
         if self.supported:
-            for full in self._supported(rule, free, dict(binding), round_):
-                full.update(placeholders)
-                for complete in _compute(computed, full):
-                    if all(_compare(c, complete) for c in comparisons):
-                        yield complete
+            # A goal is re-examined each round a relation its rule reads may change (to
+            # compensate side effects); its instances here read the current state, new
+            # constants and the values of the possible state's rows that no row holds now
+            # (domains, displacements through keys), so they are kept until one of those
+            # changes (Mondial's new city: four rounds of 14,000 lookups each, one is enough).
+            # Kept instances found under a larger floor are a superset: still exact.
+            open_places = [(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if isinstance(t, Var) and t not in binding]
+            key = (id(rule), frozenset(binding.items()), round_, len(self._round_fresh), tuple(sum(1 for i, _ in self._novel_values(pred) if i == place) for pred, place in open_places))
+            kept = self._instances_kept.get(key)
+            if kept is None:
+                kept = []
+                for found in self._supported(rule, free, dict(binding), round_):
+                    for full in self._with_free_values(rule, found, placeholders):
+                        for complete in _compute(computed, full):
+                            if all(_compare(c, complete) for c in comparisons):
+                                kept.append(complete)
+                if not self.problem.timed_out:
+                    self._instances_kept[key] = kept
+            yield from kept
             return
         domains = [self._domain(v, rule, round_) for v in free]
         size = 1
@@ -386,12 +416,47 @@ class Relevance:
         for values in itertools.product(*domains):
             if self._tick():
                 return
+            for full in self._with_free_values(rule, {**binding, **dict(zip(free, values))}, placeholders):
+                for complete in _compute(computed, full):
+                    if all(_compare(c, complete) for c in comparisons):
+                        yield complete
+
+    def _with_free_values(self, rule: Rule, binding: dict[Var, Constant], placeholders: dict[Var, Constant]) -> Iterator[dict[Var, Constant]]:
+        """``binding`` completed at the free columns (:mod:`nablog.solver.free`): a literal
+        with free variables takes the values of each row that holds or may hold where it is
+        bound, or the columns' new constants (a new row). A new city of Austria lies in the
+        province of Burgenland as it is: a new province row with new values for its population
+        and area would replace it through the key (and the country and continent rows likewise:
+        seven changes, and each replaced row's dependents to repair). In the search by bound
+        lookups, a new row where rows exist is left out when it needs more changes than the
+        floor (see :meth:`_supported`)."""
+        if not placeholders:
+            yield binding
+            return
+        if self._late():
+            return
+        choices: list[list[dict[Var, Constant]]] = []
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive) or not any(t in placeholders for t in b.atom.args):
+                continue
+            mine = [t for t in dict.fromkeys(b.atom.args) if t in placeholders]
+            options = {}
+            for row in self.state.match_possible(b.atom.pred, _pattern(b.atom, binding)):
+                extended = _unify(b.atom, row, binding)
+                if extended is not None:
+                    options.setdefault(tuple(extended[t] for t in mine), None)
+            options.setdefault(tuple(placeholders[t] for t in mine), None)
+            choices.append([dict(zip(mine, values)) for values in options])
+        for picked in itertools.product(*choices):
             full = dict(binding)
-            full.update(zip(free, values))
-            full.update(placeholders)
-            for complete in _compute(computed, full):
-                if all(_compare(c, complete) for c in comparisons):
-                    yield complete
+            for part in picked:
+                full.update(part)
+            if self.supported and self.floor is not None and len(picked) > 0 and any(len(c) > 1 for c in choices):
+                needed = self._changes_for(rule, full)
+                if needed > self.floor:
+                    self._leave_out(1, needed)
+                    continue
+            yield full
 
     def _supported(self, rule: Rule, free: list[Var], binding: dict[Var, Constant], round_: int) -> Iterator[dict[Var, Constant]]:
         """Bindings of ``free`` to the values that facts true now give them from what is bound
@@ -402,10 +467,14 @@ class Relevance:
 
         Instances through which every realization needs more than ``floor`` changes are left
         out too (the answer lists none larger than ``floor``, see :meth:`_changes_for`): a
-        replaced airport for each of Lufthansa's 900 airports is three changes."""
-        if self._tick():  # (an instance left out yields nothing: the callers' ticks wait)
+        replaced airport for each of Lufthansa's 900 airports is three changes. Of those needing
+        exactly ``floor`` (the answer lists the ones found, not all) at most
+        :data:`FLOOR_BUDGET` are kept: a new city in a new province of any European country,
+        with any of that country's cities as the province's capital, is thousands of them."""
+        if self._late():  # (each call costs lookups, a tenth of a millisecond and more: the clock each time)
             return
-        if self.floor is not None and (needed := self._changes_for(rule, binding)) > self.floor:
+        needed = None if self.floor is None else self._changes_for(rule, binding)
+        if needed is not None and (needed > self.floor or (needed == self.floor and self._at_floor >= FLOOR_BUDGET)):
             # Counted as the ways its variables would range over: the search over whole
             # domains follows only when what was left out is small (see supported_first).
             ways = 1
@@ -414,8 +483,15 @@ class Relevance:
             self._leave_out(ways, needed)
             return
         if not free:
+            self._at_floor += needed == self.floor
             yield binding
             return
+        if needed is not None:
+            rows = self._rows_for_singles(rule, free, binding, round_)
+            if rows is not None:
+                self._at_floor += len(rows) if needed == self.floor else 0
+                yield from rows
+                return
         positives = [b for b in rule.body if isinstance(b, Literal) and b.positive]
         ranked: list[tuple[int, int, Var]] = []
         for k, v in enumerate(free):
@@ -454,6 +530,50 @@ class Relevance:
         rest = [f for f in free if f is not v]
         for value in sorted(found, key=constant_sort_key) + fresh:
             yield from self._supported(rule, rest, {**binding, v: value}, round_)
+
+    def _rows_for_singles(self, rule: Rule, free: list[Var], binding: dict[Var, Constant], round_: int) -> list[dict[Var, Constant]] | None:
+        """When every variable left occurs once in ``rule`` (a ``_`` at a column some
+        constraint reads: a province's capital), the bindings taking them from the rows that
+        hold now where the rest of their literal is bound, one literal at a time instead of
+        one variable; any other value makes a new row there, which needs more changes than the
+        floor (then left out) — else None, and the variables are searched one by one. (A new
+        city in each of Europe's 600 provinces: two lookups each, not a search over five
+        variables.)"""
+        singles = self._single_variables(rule)
+        fresh = self._fresh_for_round(round_)
+        if not fresh or any(v not in singles for v in free):
+            return None
+        choices: list[list[dict[Var, Constant]]] = []
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive):
+                continue
+            mine = [t for t in dict.fromkeys(b.atom.args) if t in free]
+            if not mine:
+                continue
+            options: dict[tuple, None] = {}
+            for row in self.state.match_now(b.atom.pred, _pattern(b.atom, binding)):
+                extended = _unify(b.atom, row, binding)
+                if extended is not None:
+                    values = tuple(extended[t] for t in mine)
+                    if self.conceal is None or not any(self.conceal(v) for v in values):
+                        options.setdefault(values, None)
+            if not options:
+                return None
+            other = self._changes_for(rule, {**binding, **{t: fresh[0] for t in mine}})
+            if other <= self.floor:
+                return None
+            ways = 1
+            for t in mine:
+                ways *= self._domain_estimate(t, rule, round_) + len(fresh)
+            self._leave_out(ways - len(options), other)
+            choices.append([dict(zip(mine, values)) for values in options])
+        out = []
+        for picked in itertools.product(*choices):
+            full = dict(binding)
+            for part in picked:
+                full.update(part)
+            out.append(full)
+        return out
 
     def _leave_out(self, count: int, at_least: int) -> None:
         """Count ``count`` values or goals the search leaves out, through each of which a
@@ -1029,7 +1149,25 @@ class Relevance:
         self._work.append(key)
         if sign == PLUS:
             self.demand.row_added(a)
+            self._plus_log.setdefault(a[0], []).append(a[1])
         return True
+
+    def _novel_values(self, pred: str) -> set[tuple[int, Constant]]:
+        """The (position, value) pairs the rows that may be inserted into ``pred`` bring that no
+        row holds now (new constants aside): the search by bound lookups reads the possible
+        state only through such values (see :meth:`hypothetical_instances`)."""
+        novel = self._novel.setdefault(pred, set())
+        log = self._plus_log.get(pred, ())
+        made = self.problem.free.union(self._round_fresh)
+        for row in log[self._novel_seen.get(pred, 0):]:
+            for i, value in enumerate(row):
+                if (i, value) in novel or value in made:
+                    continue
+                pattern = tuple(value if j == i else None for j in range(len(row)))
+                if not any(True for _ in self.state.match_now(pred, pattern)):
+                    novel.add((i, value))
+        self._novel_seen[pred] = len(log)
+        return novel
 
     def _propagate(self, seeds: list[tuple[str, GroundAtom]]) -> list[tuple[str, GroundAtom]]:
         """Add candidate changes to the possible state and derive every atom they may change
@@ -1291,6 +1429,10 @@ genres); a larger one offers new constants only, its values counted as left out.
 DISPLACEMENT_BUDGET = 20_000
 """Most values :meth:`Relevance._changes_for` lists to see whether each would displace a row
 through a key; past it a left-out value is counted as displacing none."""
+
+FLOOR_BUDGET = 200
+"""Most rule instances needing exactly ``floor`` changes the search by bound lookups keeps: the
+answer lists those of that size it finds, not all of them (see :meth:`Relevance._supported`)."""
 
 FLOOR_DEPTH = 2
 """How many rules deep :meth:`Relevance._derived_floor` follows a derived literal to bound the
