@@ -508,18 +508,15 @@ def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], eng
 def _spark_fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> dict[_Fd, list[list[int]]]:
     from ..engines.spark.cells import CodedRelation
 
-    coded: dict[str, CodedRelation] = {}
     out: dict[_Fd, list[list[int]]] = {}
-    for fd in fds:
-        rows = relations[fd.relation]
+    for relation in dict.fromkeys(fd.relation for fd in fds):
+        rows = relations[relation]
         if not rows:
             continue
-        if fd.relation not in coded:
-            coded[fd.relation] = CodedRelation(rows, len(rows[0]), session=engine.session)
-        found = coded[fd.relation].violating_groups(fd.lhs, fd.rhs)
-        if found:
-            out[fd] = found
-    return out
+        mine = [fd for fd in fds if fd.relation == relation]
+        found = CodedRelation(rows, len(rows[0]), session=engine.session).violating_groups([(fd.lhs, fd.rhs) for fd in mine])
+        out.update((fd, groups) for fd, groups in zip(mine, found) if groups)
+    return {fd: out[fd] for fd in fds if fd in out}
 
 
 def _pair_counts(engine: Engine, rows: Sequence[tuple], weights):
