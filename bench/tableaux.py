@@ -139,12 +139,13 @@ def child(kind: str, args: list[str]) -> dict:
     db.python_model()
     db.violations()  # the state's own work, kept between requests
     load = time.perf_counter() - t0
-    t0, c0 = time.perf_counter(), time.process_time()
-    count, first = 0, []
-    if kind in ("dag-tableaux", "dag-materialized", "dag-as-written"):
-        from nablog.solver.tableaux import request_tableau
+    from nablog.solver.tableaux import request_tableau  # (its import is not the method's time)
 
+    t0, c0 = time.perf_counter(), time.process_time()
+    count, first, build = 0, [], None
+    if kind in ("dag-tableaux", "dag-materialized", "dag-as-written"):
         tableau = request_tableau(db.rules, db.facts, db.python_model(), request, materialized=kind != "dag-tableaux")
+        build = time.process_time() - c0  # the relevant ground problem and the clause set
         stream = tableau.realizations() if kind == "dag-as-written" else tableau.minimal_realizations()
         count = sum(1 for _ in itertools.islice(stream, FIRST))
     elif kind == "dag-peer":
@@ -177,6 +178,7 @@ def child(kind: str, args: list[str]) -> dict:
         "seconds": time.perf_counter() - t0,
         "cpu": time.process_time() - c0,
         "first": first[0] if first else None,
+        "build_cpu": build,
         "load": load,
         "count": count,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -239,9 +241,11 @@ def ratio(a: dict, b: dict, key: str = "seconds") -> str:
 
 
 def per_realization(a: dict, b: dict) -> str:
-    """``a``'s CPU time per realization over ``b``'s."""
+    """``a``'s CPU time per realization over ``b``'s: the enumeration's, past building the
+    tableau (the same ground problem and clauses for both: a fixed cost, not per realization)."""
     if a.get("status") == "ok" and b.get("status") == "ok" and a["count"] and b["count"]:
-        return f"{(a['cpu'] / a['count']) / (b['cpu'] / b['count']):.2f}"
+        spent = lambda m: m["cpu"] - (m.get("build_cpu") or 0)  # noqa: E731
+        return f"{(spent(a) / a['count']) / (spent(b) / b['count']):.2f}"
     return "-"
 
 
@@ -264,15 +268,15 @@ def dag_section(sizes: list[tuple[int, int]], timeout: float, peer_max: int) -> 
         data[f"{w}x{k}"] = got
         t, mat, raw, tp, mp, ap, peer = (got[x] for x in DAG_KINDS)
         rows.append([
-            f"{w}x{k}", f"{w**k:,}", f"{fmt(t)} / {fmt(t, 'cpu')}", f"{t.get('peak_mb', 0):.0f}",
+            f"{w}x{k}", f"{w**k:,}", f"{fmt(t)} / {fmt(t, 'cpu')}", fmt(t, "build_cpu"), f"{t.get('peak_mb', 0):.0f}",
             fmt(mat, "cpu"), per_realization(mat, t), per_realization(raw, t),
             fmt(tp, "cpu"), fmt(mp, "cpu"), fmt(ap, "cpu"),
             f"{fmt(peer)} / {fmt(peer, 'cpu')}", f"{peer.get('peak_mb', 0):.0f}" if peer.get("status") == "ok" else "-",
             ratio(peer, t, "cpu") if peer.get("status") == "ok" else ratio(peer, t),
         ])
     print_table(
-        f"deletion -tc(s,t) over a layered DAG: first {FIRST} minimal realizations (seconds: wall / CPU, or CPU; peak MB)",
-        ["w x k", "explanations", "tableau", "MB", "materialized", "mat/min per real.", "as written/min per real.",
+        f"deletion -tc(s,t) over a layered DAG: first {FIRST} minimal realizations (seconds: wall / CPU, or CPU; peak MB; per realization: CPU past building the tableau)",
+        ["w x k", "explanations", "tableau", "of it building", "MB", "materialized", "mat/min per real.", "as written/min per real.",
          "propose tableaux", "propose materialized", "propose asp", "peer: kernels+Hitman", "peer MB", "peer/tableau (CPU)"],
         rows,
     )

@@ -179,3 +179,16 @@ def test_an_sqlite_undo_reads_no_table_and_refuses_rows_changed_since(tmp_path, 
     with pytest.raises(NablogError, match="^error: cannot undo: edge in graph.db changed after the change being undone"):
         Database.from_files(program, data=[db_path]).undo()
     assert len(Database.from_files(program, data=[db_path]).stores.entries()) == 1
+
+
+def test_a_commit_parses_a_facts_file_once(chairs, monkeypatch):
+    # The .lp file's text is read and parsed once per commit: the edit is made where that parse
+    # put the facts, and the edited text is not parsed again (issue 23).
+    db = Database.from_files(chairs)
+    proposal = db.propose(REQUEST)
+    parses = []
+    parse = factsfile.parse_statements
+    monkeypatch.setattr(factsfile, "parse_statements", lambda text, source: parses.append(source) or parse(text, source))
+    db.apply(proposal[0], request=REQUEST)
+    assert parses == [str(chairs)]
+    assert "staff_group(aravindan, infor2)." in chairs.read_text()

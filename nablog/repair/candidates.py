@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -129,9 +129,10 @@ class Column:
 
 class Statistics:
     """Weighted value and co-occurrence counts of one relation (``rows`` row-aligned with
-    ``weights``), computed per pair of columns when first asked for."""
+    ``weights``), computed per pair of columns when first asked for — by ``pairs(a, b)`` when
+    given (the same arrays as :meth:`pair`, counted elsewhere: on Spark), else with numpy."""
 
-    def __init__(self, rows: Sequence[tuple], width: int, weights: np.ndarray | None = None, nulls: Sequence[Constant] = ()):
+    def __init__(self, rows: Sequence[tuple], width: int, weights: np.ndarray | None = None, nulls: Sequence[Constant] = (), pairs: Callable[[int, int], tuple] | None = None):
         self.n = len(rows)
         self.nulls = frozenset(nulls)
         self.width = width
@@ -139,6 +140,7 @@ class Statistics:
         self.total = float(self.weights.sum())
         self.columns = [self._column([r[i] for r in rows]) for i in range(width)]
         self._pairs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._count_pairs = pairs  # another engine's pair counts (Spark: nablog.engines.spark.cells), else numpy's
         self._top: dict[tuple[int, int], np.ndarray] = {}
 
     def _column(self, values: list) -> Column:
@@ -157,6 +159,8 @@ class Statistics:
     def pair(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sorted keys ``b_code * |A| + a_code`` of the pairs seen, their weighted counts, and
         the offset of each b code's first key."""
+        if (a, b) not in self._pairs and self._count_pairs is not None:
+            self._pairs[(a, b)] = self._count_pairs(a, b)
         if (a, b) not in self._pairs:
             ca, cb = self.columns[a], self.columns[b]
             keys = cb.codes * len(ca.values) + ca.codes

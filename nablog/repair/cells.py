@@ -37,6 +37,7 @@ The repair (:func:`repair_cells`):
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -49,7 +50,7 @@ from ..lang import Atom, Comparison, Constant, Delta, Denial, Literal, NablogErr
 from ..lang.ast import term_variables
 from ..solver.bindings import _unify
 from ..solver.problem import protections
-from .candidates import CHANGE, SCALE, Domain, Statistics, change_prior, domains, source_weights
+from .candidates import CHANGE, CLOSENESS, SCALE, Domain, Statistics, change_prior, domains, energies, similarity, softplus, source_weights
 from .cellsolve import CellProblem, InstanceFactor, KeyFactor, KeyRow, certain, solve
 from .constraints import constraint_infos, uses_views
 from .tables import CorrectionTable
@@ -312,7 +313,7 @@ def repair_cells(
     def allowed(cell: tuple[str, int, int]) -> bool:
         return cell[0] not in fixed_relations and (cell[0], cell[1]) not in fixed_rows and cell[2] not in entity.get(cell[0], ())
 
-    groups = _fd_groups(fds, relations)
+    groups = _fd_groups(fds, relations, engine)
     before = sum(len({relations[fd.relation][r][fd.rhs] for r in rows}) - 1 for fd, gs in groups.items() for rows in gs)
     instances = _instances(general, relations, engine)
     before += len(instances)
@@ -324,17 +325,21 @@ def repair_cells(
         if source_column is not None and source_column[0] == p:
             weights = source_weights(rows, source_column[1], [g for fd, gs in groups.items() if fd.relation == p for g in gs], sorted({fd.rhs for fd in fds if fd.relation == p}), nulls=program.null_values)
         if rows:
-            stats[p] = Statistics(rows, len(rows[0]), weights, program.null_values)
+            stats[p] = Statistics(rows, len(rows[0]), weights, program.null_values, _pair_counts(engine, rows, weights))
     groups = _agreed(groups, relations, stats)
     _implicate_groups(groups, relations, stats, implicated, allowed)
     changes = _change_priors(groups, relations, stats)
     domain_of: dict[tuple[str, int, int], Domain] = {}
     known: set[_Instance] = set(instances)
     rounds = 0
+    repaired = relations
     while True:
         rounds += 1
-        _add_domains(implicated, domain_of, stats, source_column, changes, fds, relations)
-        problem, cells = _problem(domain_of, fds, general, known, relations)
+        # Groups vote and keys land as the last round left the rows (a row moved into a group
+        # meets that group's majority); the counts stay those of the data as given.
+        _add_domains(implicated, domain_of, stats, source_column, changes, fds, repaired)
+        possible = set(_instances(general, relations, engine, _variants(domain_of, relations))) if general else set()
+        problem, cells = _problem(domain_of, fds, general, known | possible, relations)
         assignments, optimal, stopped = _solve(problem, limit, deadline)
         timed_out = bool(stopped)
         first = _corrections(assignments[0], cells, problem, implicated, columns, relations)
@@ -342,7 +347,7 @@ def repair_cells(
         new = [i for i in _instances(general, repaired, engine) if i not in known]
         # A row moved into a group by a changed key may disagree there in a cell nothing had
         # implicated: the group's cells join the problem (seed 004 §5, case 3).
-        grown = _implicate_groups(_agreed(_fd_groups(fds, repaired), repaired, stats), repaired, stats, implicated, allowed)
+        grown = _implicate_groups(_agreed(_fd_groups(fds, repaired, engine), repaired, stats), repaired, stats, implicated, allowed)
         if not (new or grown) or rounds >= max_rounds or timed_out:
             break
         known.update(new)
@@ -462,9 +467,12 @@ def _entity_keys(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], s
     return {relation: out} if out else {}
 
 
-def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]]) -> dict[_Fd, list[list[int]]]:
+def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], engine: Engine | None = None) -> dict[_Fd, list[list[int]]]:
     """Per functional dependency, the row numbers of each group that violates it (grouped on
-    integer codes with numpy: tax 50k's eight dependencies in a fraction of a second)."""
+    integer codes with numpy: tax 50k's eight dependencies in a fraction of a second; on the
+    spark engine, one aggregation per dependency, :mod:`nablog.engines.spark.cells`)."""
+    if engine is not None and engine.name == "spark":
+        return _spark_fd_groups(fds, relations, engine)
     out: dict[_Fd, list[list[int]]] = {}
     codes: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
 
@@ -497,8 +505,34 @@ def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]]) -> 
     return out
 
 
-def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> list[_Instance]:
-    """The violated instances of the general denials, with the rows of their positive literals."""
+def _spark_fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> dict[_Fd, list[list[int]]]:
+    from ..engines.spark.cells import CodedRelation
+
+    out: dict[_Fd, list[list[int]]] = {}
+    for relation in dict.fromkeys(fd.relation for fd in fds):
+        rows = relations[relation]
+        if not rows:
+            continue
+        mine = [fd for fd in fds if fd.relation == relation]
+        found = CodedRelation(rows, len(rows[0]), session=engine.session).violating_groups([(fd.lhs, fd.rhs) for fd in mine])
+        out.update((fd, groups) for fd, groups in zip(mine, found) if groups)
+    return {fd: out[fd] for fd in fds if fd in out}
+
+
+def _pair_counts(engine: Engine, rows: Sequence[tuple], weights):
+    """On the spark engine, the co-occurrence counts behind candidate domains as Spark
+    aggregations (:meth:`nablog.engines.spark.cells.CodedRelation.pair`); else None (numpy)."""
+    if engine.name != "spark":
+        return None
+    from ..engines.spark.cells import CodedRelation
+
+    return CodedRelation(rows, len(rows[0]), weights, session=engine.session).pair
+
+
+def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tuple]], engine: Engine, variants: Mapping[str, list[tuple[int, tuple]]] | None = None) -> list[_Instance]:
+    """The violated instances of the general denials, with the rows of their positive literals;
+    with ``variants`` (relation -> (row, another tuple that row may become)), every instance
+    some of the rows' variants violate as well (:func:`_variants`)."""
     if not general:
         return []
     program = Program(tuple(Denial(d.body, d.name) for d in general))
@@ -509,6 +543,10 @@ def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tupl
         for r, row in enumerate(rows):
             index.setdefault(row, []).append(r)
         position[p] = index
+    for p, extra in (variants or {}).items():
+        for r, row in extra:
+            model.setdefault(p, set()).add(row)
+            position.setdefault(p, {}).setdefault(row, []).append(r)
     out: list[_Instance] = []
     for v in find_falsifiers(program, model, engine):
         for f in v.falsifiers():
@@ -517,6 +555,29 @@ def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tupl
                 if len({c for c in combo}) == len(combo) or len(combo) == 1:
                     out.append(_Instance(f.constraint, tuple(combo)))
     return sorted(set(out), key=lambda i: (i.name, i.rows))
+
+
+def _variants(domain_of: Mapping[tuple[str, int, int], Domain], relations) -> dict[str, list[tuple[int, tuple]]]:
+    """Every tuple each row with candidates may become (its cells' candidate values combined),
+    for :func:`_instances`: the denial instances a repair could create are encoded before it is
+    chosen, so the optimum is taken over what the repaired rows will violate (a row moved into a
+    denial's reach is seen by the optimisation, not only by the check after it)."""
+    free: dict[tuple[str, int], list[tuple[int, Domain]]] = {}
+    for (p, r, i), d in domain_of.items():
+        if d.free:
+            free.setdefault((p, r), []).append((i, d))
+    out: dict[str, list[tuple[int, tuple]]] = {}
+    for (p, r), cells in sorted(free.items()):
+        if math.prod(len(d.values) for _, d in cells) > MAX_COMBINATIONS:
+            continue
+        own = relations[p][r]
+        for combo in itertools.product(*(d.values for _, d in cells)):
+            row = list(own)
+            for (i, _), v in zip(cells, combo):
+                row[i] = v
+            if tuple(row) != own:
+                out.setdefault(p, []).append((r, tuple(row)))
+    return out
 
 
 def _agreed(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str, Statistics]) -> dict[_Fd, list[list[int]]]:
@@ -653,9 +714,31 @@ def _add_domains(implicated, domain_of, stats: Mapping[str, Statistics], source_
         found = domains(st, i, rows, context, change)
         for r in rows:
             own = st.columns[i].values[st.columns[i].codes[r]]
+            voting = [fd for fd in fds if fd.rhs == i and fd.relation == p and fd.name in implicated[(p, r, i)]]
+            if voting:
+                domain_of[(p, r, i)] = _voted(st, i, r, context, change, {landing.majority_at(fd, r) for fd in voting})
+                continue
             d = found.get(r)
-            voted = any(fd.rhs == i and fd.relation == p for fd in fds if fd.name in implicated[(p, r, i)])
-            domain_of[(p, r, i)] = d if d is not None and (voted or landing.agrees(p, r, i, d.values[1])) else Domain((own,), (0,))
+            domain_of[(p, r, i)] = d if d is not None and landing.agrees(p, r, i, d.values[1]) else Domain((own,), (0,))
+
+
+def _voted(st: Statistics, column: int, row: int, context, change: float, majorities: set) -> Domain:
+    """The domain of a right-hand cell of a row that disagrees with its violated group(s): the
+    group's majority value — it holds more than half the group's (source-weighted) votes, the
+    dominant evidence there is — when every group voting on the cell names the same one, at the
+    cost of its naive-Bayes odds against the own value."""
+    col = st.columns[column]
+    own = col.values[col.codes[row]]
+    if len(majorities) != 1:
+        return Domain((own,), (0,))
+    value = next(iter(majorities))
+    if value is _NONE or value == own or value in st.nulls:
+        return Domain((own,), (0,))
+    e_own, e_new = energies(st, column, np.array([row, row]), np.array([col.codes[row], col.values.index(value)]), context).tolist()
+    total = e_new + change - CLOSENESS * similarity(own, value)
+    if total > e_own:
+        return Domain((own,), (0,))  # the row's other values favour its own: no dominance
+    return Domain((own, value), (0, max(1, round(softplus(total - e_own) * SCALE))))
 
 
 class _Landing:
@@ -684,6 +767,10 @@ class _Landing:
             if self._majorities(fd).get(key, _NONE) != own[fd.rhs]:
                 return False
         return True
+
+    def majority_at(self, fd: _Fd, row: int):
+        own = self.relations[fd.relation][row]
+        return self._majorities(fd).get(tuple(own[i] for i in fd.lhs), _NONE)
 
     def _majorities(self, fd: _Fd) -> dict[tuple, Constant]:
         if fd not in self.majority:
@@ -810,7 +897,7 @@ def _corrections(assignment, cells, problem: CellProblem, implicated, columns, r
 def _left(fds: Sequence[_Fd], general: Sequence[_Denial], relations, engine: Engine) -> list[tuple[str, str]]:
     """The violations after the repair: (constraint, description), FD groups first."""
     out = []
-    for fd, gs in _fd_groups(fds, relations).items():
+    for fd, gs in _fd_groups(fds, relations, engine).items():
         for rows in gs:
             key = tuple(relations[fd.relation][rows[0]][i] for i in fd.lhs)
             values = sorted({str(relations[fd.relation][r][fd.rhs]) for r in rows})

@@ -207,6 +207,8 @@ class Relevance:
         self._least = 0
         self._instance_cost: dict[tuple, int] = {}
         self.keys = _functional_dependencies(self.denials)
+        self._floors: dict[tuple, int] = {}  # _derived_floor of ground atoms
+        self._now_rows: dict[tuple, object] = {}  # see _rows_now
         self.monotone = not any(isinstance(b, Literal) and not b.positive for r in self.rules for b in r.body)
         # With ``free_values``, a column no rule or constraint reads (nablog/solver/free.py) gets
         # one new constant of its own in every inserted atom instead of a disjunct per value.
@@ -214,10 +216,18 @@ class Relevance:
         self.free: dict[str, frozenset[int]] = {}
         self._free_names: dict[tuple[str, int], str] = {}
         self._free_vars: dict[int, dict[Var, tuple[str, int]]] = {}
+        self._singles: dict[int, dict[Var, tuple[str, int]]] = {}
         self._round_fresh: list[str] = []  # the new constants of rounds (max_fresh counts these)
         self._wide_blockers: set[str] = set()  # relations whose blockers were narrowed (said once)
         self._refs: dict[str, list[tuple[Atom, Atom]]] = {}
         self._ticks = 0
+        self._at_floor = 0  # instances kept that need exactly `floor` changes (see _supported)
+        # The instances of a goal in the search by bound lookups, kept for its re-examinations
+        # (see hypothetical_instances), and what they depend on in the possible state.
+        self._instances_kept: dict[tuple, list[dict[Var, Constant]]] = {}
+        self._plus_log: dict[str, list[tuple]] = {}
+        self._novel: dict[str, set] = {}
+        self._novel_seen: dict[str, int] = {}
 
     # -- fresh constants and domains ---------------------------------------------------------------
 
@@ -255,9 +265,10 @@ class Relevance:
             self.problem.free.add(name)
         return name
 
-    def _free_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
-        """The variables of ``rule`` that occur once, in a positive literal at a free column."""
-        found = self._free_vars.get(id(rule))
+    def _single_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
+        """The variables of ``rule`` that occur once, in a positive literal (``_`` named
+        apart), with their place: any row matching the rest of the literal will do there."""
+        found = self._singles.get(id(rule))
         if found is None:
             count: dict[Var, int] = {}
             for element in (*rule.head, *rule.body):
@@ -269,9 +280,16 @@ class Relevance:
             for b in rule.body:
                 if isinstance(b, Literal) and b.positive:
                     for i, t in enumerate(b.atom.args):
-                        if isinstance(t, Var) and count.get(t) == 1 and i in self.free.get(b.atom.pred, ()):
+                        if isinstance(t, Var) and count.get(t) == 1:
                             found[t] = (b.atom.pred, i)
-            self._free_vars[id(rule)] = found
+            self._singles[id(rule)] = found
+        return found
+
+    def _free_variables(self, rule: Rule) -> dict[Var, tuple[str, int]]:
+        """The variables of ``rule`` that occur once, in a positive literal at a free column."""
+        found = self._free_vars.get(id(rule))
+        if found is None:
+            found = self._free_vars[id(rule)] = {t: (pred, i) for t, (pred, i) in self._single_variables(rule).items() if i in self.free.get(pred, ())}
         return found
 
     def _tick(self) -> bool:
@@ -368,11 +386,25 @@ class Relevance:
         placeholders = {v: self._free_value(*column) for v, column in self._free_variables(rule).items() if v in free}
         free = [v for v in free if v not in placeholders]
         if self.supported:
-            for full in self._supported(rule, free, dict(binding), round_):
-                full.update(placeholders)
-                for complete in _compute(computed, full):
-                    if all(_compare(c, complete) for c in comparisons):
-                        yield complete
+            # A goal is re-examined each round a relation its rule reads may change (to
+            # compensate side effects); its instances here read the current state, new
+            # constants and the values of the possible state's rows that no row holds now
+            # (domains, displacements through keys), so they are kept until one of those
+            # changes (Mondial's new city: four rounds of 14,000 lookups each, one is enough).
+            # Kept instances found under a larger floor are a superset: still exact.
+            open_places = [(b.atom.pred, i) for b in rule.body if isinstance(b, Literal) for i, t in enumerate(b.atom.args) if isinstance(t, Var) and t not in binding]
+            key = (id(rule), frozenset(binding.items()), round_, len(self._round_fresh), tuple(sum(1 for i, _ in self._novel_values(pred) if i == place) for pred, place in open_places))
+            kept = self._instances_kept.get(key)
+            if kept is None:
+                kept = []
+                for found in self._supported(rule, free, dict(binding), round_):
+                    for full in self._with_free_values(rule, found, placeholders):
+                        for complete in _compute(computed, full):
+                            if all(_compare(c, complete) for c in comparisons):
+                                kept.append(complete)
+                if not self.problem.timed_out:
+                    self._instances_kept[key] = kept
+            yield from kept
             return
         domains = [self._domain(v, rule, round_) for v in free]
         size = 1
@@ -384,12 +416,47 @@ class Relevance:
         for values in itertools.product(*domains):
             if self._tick():
                 return
+            for full in self._with_free_values(rule, {**binding, **dict(zip(free, values))}, placeholders):
+                for complete in _compute(computed, full):
+                    if all(_compare(c, complete) for c in comparisons):
+                        yield complete
+
+    def _with_free_values(self, rule: Rule, binding: dict[Var, Constant], placeholders: dict[Var, Constant]) -> Iterator[dict[Var, Constant]]:
+        """``binding`` completed at the free columns (:mod:`nablog.solver.free`): a literal
+        with free variables takes the values of each row that holds or may hold where it is
+        bound, or the columns' new constants (a new row). A new city of Austria lies in the
+        province of Burgenland as it is: a new province row with new values for its population
+        and area would replace it through the key (and the country and continent rows likewise:
+        seven changes, and each replaced row's dependents to repair). In the search by bound
+        lookups, a new row where rows exist is left out when it needs more changes than the
+        floor (see :meth:`_supported`)."""
+        if not placeholders:
+            yield binding
+            return
+        if self._late():
+            return
+        choices: list[list[dict[Var, Constant]]] = []
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive) or not any(t in placeholders for t in b.atom.args):
+                continue
+            mine = [t for t in dict.fromkeys(b.atom.args) if t in placeholders]
+            options = {}
+            for row in self.state.match_possible(b.atom.pred, _pattern(b.atom, binding)):
+                extended = _unify(b.atom, row, binding)
+                if extended is not None:
+                    options.setdefault(tuple(extended[t] for t in mine), None)
+            options.setdefault(tuple(placeholders[t] for t in mine), None)
+            choices.append([dict(zip(mine, values)) for values in options])
+        for picked in itertools.product(*choices):
             full = dict(binding)
-            full.update(zip(free, values))
-            full.update(placeholders)
-            for complete in _compute(computed, full):
-                if all(_compare(c, complete) for c in comparisons):
-                    yield complete
+            for part in picked:
+                full.update(part)
+            if self.supported and self.floor is not None and len(picked) > 0 and any(len(c) > 1 for c in choices):
+                needed = self._changes_for(rule, full)
+                if needed > self.floor:
+                    self._leave_out(1, needed)
+                    continue
+            yield full
 
     def _supported(self, rule: Rule, free: list[Var], binding: dict[Var, Constant], round_: int) -> Iterator[dict[Var, Constant]]:
         """Bindings of ``free`` to the values that facts true now give them from what is bound
@@ -400,10 +467,14 @@ class Relevance:
 
         Instances through which every realization needs more than ``floor`` changes are left
         out too (the answer lists none larger than ``floor``, see :meth:`_changes_for`): a
-        replaced airport for each of Lufthansa's 900 airports is three changes."""
-        if self._tick():  # (an instance left out yields nothing: the callers' ticks wait)
+        replaced airport for each of Lufthansa's 900 airports is three changes. Of those needing
+        exactly ``floor`` (the answer lists the ones found, not all) at most
+        :data:`FLOOR_BUDGET` are kept: a new city in a new province of any European country,
+        with any of that country's cities as the province's capital, is thousands of them."""
+        if self._late():  # (each call costs lookups, a tenth of a millisecond and more: the clock each time)
             return
-        if self.floor is not None and (needed := self._changes_for(rule, binding)) > self.floor:
+        needed = None if self.floor is None else self._changes_for(rule, binding)
+        if needed is not None and (needed > self.floor or (needed == self.floor and self._at_floor >= FLOOR_BUDGET)):
             # Counted as the ways its variables would range over: the search over whole
             # domains follows only when what was left out is small (see supported_first).
             ways = 1
@@ -412,8 +483,15 @@ class Relevance:
             self._leave_out(ways, needed)
             return
         if not free:
+            self._at_floor += needed == self.floor
             yield binding
             return
+        if needed is not None:
+            rows = self._rows_for_singles(rule, free, binding, round_)
+            if rows is not None:
+                self._at_floor += len(rows) if needed == self.floor else 0
+                yield from rows
+                return
         positives = [b for b in rule.body if isinstance(b, Literal) and b.positive]
         ranked: list[tuple[int, int, Var]] = []
         for k, v in enumerate(free):
@@ -447,9 +525,55 @@ class Relevance:
         left_out = self._domain_estimate(v, rule, round_) - len(found)
         if left_out > 0:
             self._leave_out(left_out, self._changes_for(rule, binding, v, found, round_))
+        if self.floor is not None:
+            found = self._narrowed(rule, binding, v, found)
         rest = [f for f in free if f is not v]
         for value in sorted(found, key=constant_sort_key) + fresh:
             yield from self._supported(rule, rest, {**binding, v: value}, round_)
+
+    def _rows_for_singles(self, rule: Rule, free: list[Var], binding: dict[Var, Constant], round_: int) -> list[dict[Var, Constant]] | None:
+        """When every variable left occurs once in ``rule`` (a ``_`` at a column some
+        constraint reads: a province's capital), the bindings taking them from the rows that
+        hold now where the rest of their literal is bound, one literal at a time instead of
+        one variable; any other value makes a new row there, which needs more changes than the
+        floor (then left out) — else None, and the variables are searched one by one. (A new
+        city in each of Europe's 600 provinces: two lookups each, not a search over five
+        variables.)"""
+        singles = self._single_variables(rule)
+        fresh = self._fresh_for_round(round_)
+        if not fresh or any(v not in singles for v in free):
+            return None
+        choices: list[list[dict[Var, Constant]]] = []
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive):
+                continue
+            mine = [t for t in dict.fromkeys(b.atom.args) if t in free]
+            if not mine:
+                continue
+            options: dict[tuple, None] = {}
+            for row in self.state.match_now(b.atom.pred, _pattern(b.atom, binding)):
+                extended = _unify(b.atom, row, binding)
+                if extended is not None:
+                    values = tuple(extended[t] for t in mine)
+                    if self.conceal is None or not any(self.conceal(v) for v in values):
+                        options.setdefault(values, None)
+            if not options:
+                return None
+            other = self._changes_for(rule, {**binding, **{t: fresh[0] for t in mine}})
+            if other <= self.floor:
+                return None
+            ways = 1
+            for t in mine:
+                ways *= self._domain_estimate(t, rule, round_) + len(fresh)
+            self._leave_out(ways - len(options), other)
+            choices.append([dict(zip(mine, values)) for values in options])
+        out = []
+        for picked in itertools.product(*choices):
+            full = dict(binding)
+            for part in picked:
+                full.update(part)
+            out.append(full)
+        return out
 
     def _leave_out(self, count: int, at_least: int) -> None:
         """Count ``count`` values or goals the search leaves out, through each of which a
@@ -571,6 +695,165 @@ class Relevance:
                 found.add(row[places[0]])
         return found
 
+    def _narrowed(self, rule: Rule, binding: dict[Var, Constant], v: Var, found: Set) -> Set:
+        """``found`` (the values lookups give ``v``) less those through which every realization
+        needs more than ``floor`` changes: a literal with ``v`` and a bound place that holds now
+        for only some of them must be made true for the others (:meth:`_derived_floor`). Through
+        ``manager(e5, M), reports_to(M, h77)``, M is e5's manager, or one of the 1,100 people who
+        report to h77 now, each of whom needs e5 moved or a head replaced (two changes): with a
+        floor of one, e5's manager alone (issue 29)."""
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive) or v not in b.atom.args:
+                continue
+            atom = b.atom
+            if all(isinstance(t, Var) and t not in binding for t in atom.args):
+                continue  # nothing bound: not a lookup
+            places = [i for i, t in enumerate(atom.args) if t == v]
+            held = {row[places[0]] for row in self.state.match_now(atom.pred, _pattern(atom, binding)) if all(row[i] == row[places[0]] for i in places)}
+            rest = [value for value in found if value in held]
+            if len(rest) == len(found):
+                continue
+            needed = self._derived_floor(atom, binding, {v: held}, FLOOR_DEPTH) if atom.pred in self.derived else 1
+            if needed > self.floor:
+                self._leave_out(len(found) - len(rest), needed)
+                return set(rest)
+            if atom.pred in self.derived:
+                # Not all at once: value by value (h0 heads no one's department: each of the
+                # 1,100 needs h0 placed in a department that person heads, or one they head).
+                kept = []
+                for value in found:
+                    if value not in held and (needed := self._derived_floor(atom, {**binding, v: value}, {}, FLOOR_DEPTH)) > self.floor:
+                        self._leave_out(1, needed)
+                    else:
+                        kept.append(value)
+                if len(kept) < len(found):
+                    return set(kept)
+        return found
+
+    def _derived_floor(self, atom: Atom, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """The fewest changes (a lower bound, at least one) that make the derived ``atom`` true
+        under ``binding`` where each variable of ``excluded`` takes a value outside its set (the
+        values for which it holds now): over ``atom``'s rules, each instance's
+        :meth:`_instance_floor`, one free variable of its body split into the values lookups
+        give it and the others. Through ``depth`` rules at most."""
+        if depth <= 0:
+            return 1
+        key = None if excluded else (atom.pred, _pattern(atom, binding), depth)  # (lookups on what holds now: kept)
+        if key is not None and key in self._floors:
+            return self._floors[key]
+        best = self._rules_floor(atom, binding, excluded, depth)
+        if key is not None:
+            self._floors[key] = best
+        return best
+
+    def _rules_floor(self, atom: Atom, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """:meth:`_derived_floor` computed: the least over ``atom``'s rules."""
+        best = None
+        for rule in self.by_head.get(atom.pred, ()):
+            if len(rule.head) != 1:
+                return 1
+            inner: dict[Var, Constant] = {}
+            outside: dict[Var, Set] = {}
+            fits = True
+            for t, term in zip(rule.head[0].args, atom.args):
+                value = term if not isinstance(term, Var) else binding.get(term)
+                if isinstance(t, Var):
+                    if value is not None:
+                        if inner.setdefault(t, value) != value:
+                            fits = False
+                    elif term in excluded:
+                        if t in inner or (t in outside and outside[t] is not excluded[term]):
+                            return 1  # the excluded place meets a bound one: not followed
+                        outside[t] = excluded[term]
+                elif value is not None and value != t:
+                    fits = False
+                elif value is None:
+                    return 1  # a constant where the value is left out: it may be that one
+            if not fits:
+                continue
+            needed = self._split_floor(rule, inner, outside, depth)
+            best = needed if best is None else min(best, needed)
+            if best <= 1:
+                return 1
+        return 1 if best is None else best
+
+    def _split_floor(self, rule: Rule, binding: dict[Var, Constant], excluded: dict[Var, Set], depth: int) -> int:
+        """:meth:`_instance_floor` of ``rule``'s instances under ``binding``: with one variable
+        of the body unbound (and not excluded) that a literal with a bound place looks up, the
+        least over its values and over every other value (excluded from them)."""
+        open_vars = [t for t in dict.fromkeys(t for b in rule.body if isinstance(b, Literal) for t in b.atom.args) if isinstance(t, Var) and t not in binding and t not in excluded]
+        if len(open_vars) == 1:
+            d = open_vars[0]
+            values: set = set()
+            looked = False
+            for b in rule.body:
+                if isinstance(b, Literal) and b.positive and d in b.atom.args and any(not isinstance(t, Var) or t in binding for t in b.atom.args):
+                    looked = True
+                    at = b.atom.args.index(d)
+                    values.update(row[at] for row in self._rows_now(b.atom.pred, _pattern(b.atom, binding)))
+            if looked and len(values) <= SPLIT_BUDGET:
+                best = self._instance_floor(rule, binding, {**excluded, d: values}, depth)
+                for value in values:
+                    if best <= 1:
+                        break
+                    best = min(best, self._instance_floor(rule, {**binding, d: value}, excluded, depth))
+                return best
+        return self._instance_floor(rule, binding, excluded, depth)
+
+    def _instance_floor(self, rule: Rule, binding: Mapping[Var, Constant], excluded: Mapping[Var, Set], depth: int) -> int:
+        """The fewest changes (a lower bound) that make an instance of ``rule``'s body hold under
+        ``binding``, each variable of ``excluded`` outside its set, other variables any value: a
+        positive literal matching no row now needs a change — a base one an insertion per
+        relation, one more when its key is bound and held now (the row it displaces), a derived
+        one :meth:`_derived_floor` — and a literal of two excluded variables is taken to match.
+        (Negated literals and comparisons count nothing: a lower bound.)"""
+        inserted: set[str] = set()
+        displacing = 0
+        derived = 0
+        for b in rule.body:
+            if not (isinstance(b, Literal) and b.positive):
+                continue
+            atom = b.atom
+            mine = [t for t in dict.fromkeys(atom.args) if isinstance(t, Var) and t in excluded]
+            if len(mine) > 1:
+                continue
+            pattern = _pattern(atom, binding)
+            if mine:
+                u = mine[0]
+                at = atom.args.index(u)
+                if any(row[at] not in excluded[u] for row in self._rows_now(atom.pred, pattern)):
+                    continue
+            elif any(True for _ in self._rows_now(atom.pred, pattern)):
+                continue
+            if atom.pred in self.derived:
+                derived = max(derived, self._derived_floor(atom, binding, {u: excluded[u]} if mine else {}, depth - 1))
+            elif atom.pred not in inserted:
+                inserted.add(atom.pred)
+                if atom.pred in self.keys and self._displaces_now(atom, pattern, binding):
+                    displacing += 1
+        return max(len(inserted) + displacing, derived, 1)
+
+    def _rows_now(self, pred: str, pattern: tuple) -> Iterable[tuple]:
+        """The rows matching ``pattern`` now, kept while the search lasts for a pattern with a
+        bound place (the bounds above ask the same lookups for each of thousands of values; a
+        lookup in a relation of a million rows costs about 0.1 ms); with nothing bound, the rows
+        as they are read (the callers stop at the first that answers them)."""
+        if all(value is None for value in pattern):
+            return self.state.match_now(pred, pattern)
+        key = (pred, pattern)
+        rows = self._now_rows.get(key)
+        if rows is None:
+            rows = self._now_rows[key] = tuple(self.state.match_now(pred, pattern))
+        return rows
+
+    def _displaces_now(self, atom: Atom, pattern: tuple, binding: Mapping[Var, Constant]) -> bool:
+        """:meth:`_displaces` of ``atom`` (no value left out), kept per pattern like :meth:`_rows_now`."""
+        key = ("displaces", atom.pred, pattern)
+        found = self._now_rows.get(key)
+        if found is None:
+            found = self._now_rows[key] = self._displaces(atom, binding, None, None)
+        return found
+
     def _references(self, pred: str) -> list[tuple[Atom, Atom]]:
         """The denials of foreign-key shape on ``pred``: (positive atom, negated atom)."""
         refs = self._refs.get(pred)
@@ -595,7 +878,12 @@ class Relevance:
         if all(values is not None for values in shown):
             # Folded (solver/symmetry.py): the domain is the values the caller keeps visible, a
             # few representatives per class, not the relation.
-            values = len(shown[0]) if len(shown) == 1 else len(set().union(*shown))  # (one place: no copy)
+            # The union of several places is counted once per set of places (a copy of a million
+            # values each time: 3 ms, asked for each left-out instance).
+            key = ("estimate", frozenset(places))
+            values = len(shown[0]) if len(shown) == 1 else self._domains.get(key)
+            if values is None:
+                values = self._domains[key] = len(set().union(*shown))
             return values + sum(len(self.state.plus.get(pred, ())) for pred, _ in places)
         bound = sum(self.state.index.size(pred) + len(self.state.plus.get(pred, ())) for pred, _ in places)
         if bound > possible_state.SMALL_RELATION:
@@ -861,7 +1149,25 @@ class Relevance:
         self._work.append(key)
         if sign == PLUS:
             self.demand.row_added(a)
+            self._plus_log.setdefault(a[0], []).append(a[1])
         return True
+
+    def _novel_values(self, pred: str) -> set[tuple[int, Constant]]:
+        """The (position, value) pairs the rows that may be inserted into ``pred`` bring that no
+        row holds now (new constants aside): the search by bound lookups reads the possible
+        state only through such values (see :meth:`hypothetical_instances`)."""
+        novel = self._novel.setdefault(pred, set())
+        log = self._plus_log.get(pred, ())
+        made = self.problem.free.union(self._round_fresh)
+        for row in log[self._novel_seen.get(pred, 0):]:
+            for i, value in enumerate(row):
+                if (i, value) in novel or value in made:
+                    continue
+                pattern = tuple(value if j == i else None for j in range(len(row)))
+                if not any(True for _ in self.state.match_now(pred, pattern)):
+                    novel.add((i, value))
+        self._novel_seen[pred] = len(log)
+        return novel
 
     def _propagate(self, seeds: list[tuple[str, GroundAtom]]) -> list[tuple[str, GroundAtom]]:
         """Add candidate changes to the possible state and derive every atom they may change
@@ -1123,6 +1429,17 @@ genres); a larger one offers new constants only, its values counted as left out.
 DISPLACEMENT_BUDGET = 20_000
 """Most values :meth:`Relevance._changes_for` lists to see whether each would displace a row
 through a key; past it a left-out value is counted as displacing none."""
+
+FLOOR_BUDGET = 200
+"""Most rule instances needing exactly ``floor`` changes the search by bound lookups keeps: the
+answer lists those of that size it finds, not all of them (see :meth:`Relevance._supported`)."""
+
+FLOOR_DEPTH = 2
+"""How many rules deep :meth:`Relevance._derived_floor` follows a derived literal to bound the
+changes making it true (deeper: one change, the bound of any derived literal)."""
+
+SPLIT_BUDGET = 64
+"""Most values of a variable :meth:`Relevance._split_floor` tries one by one."""
 
 GENERIC_BUDGET = 2_000
 """How many values of existential domains a search by bound lookups may leave out and still be

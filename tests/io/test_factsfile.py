@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nablog.io import open_source, rewrite_facts
 from nablog.lang import DataError, NablogSyntaxError
+
+from tests.strategies import examples
 
 from .helpers import leftovers
 
@@ -170,3 +174,42 @@ def test_failed_rename_leaves_the_file(tmp_path, monkeypatch):
         open_source(path).write({"member": set()})
     assert path.read_text() == PROGRAM
     assert leftovers(tmp_path) == []
+
+
+# The rewrite of a facts file is an edit of its text (cuts and insertions where the parse put the
+# facts); this property, not a second parse at every commit, is what shows the edit keeps every
+# other statement and gives exactly the new facts.
+_VALUES = st.sampled_from([0, 1, 2, -3, "a", "b c", "x. y", "50% off", "%* not a comment *%", 'say "hi"', "é"])
+_FACT = st.tuples(st.sampled_from(["e", "q"]), st.tuples(_VALUES, _VALUES))
+_OTHER = st.sampled_from(["p(X) :- e(X, _).", "r :-\n    e(_, _).", "% a comment\n", "%* a block\n comment *%", "#base e/2.", ":- q(1, 1).", "s(X) :- q(X, Y),\n  not e(Y, X)."])
+_GAP = st.sampled_from([" ", "\n", "  ", "\n\n", "\n  ", " % note\n"])
+
+
+def _fact_piece(pred: str, row: tuple, spread: bool) -> str:
+    from nablog.lang.ast import format_constant
+
+    args = [format_constant(v) for v in row]
+    return f"{pred}({args[0]},\n  {args[1]})." if spread else f"{pred}({args[0]}, {args[1]})."
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(st.one_of(st.tuples(st.just("fact"), _FACT, st.booleans()), st.tuples(st.just("other"), _OTHER)), max_size=8),
+    st.lists(_GAP, min_size=9, max_size=9),
+    st.booleans(),
+    st.dictionaries(st.sampled_from(["e", "q", "t"]), st.sets(st.tuples(_VALUES, _VALUES), max_size=3), max_size=3),
+)
+def test_a_rewrite_gives_exactly_the_new_facts_and_keeps_every_other_statement(pieces, gaps, crlf, changes):
+    from nablog.io.factsfile import facts_of
+
+    text = "".join(gap + (_fact_piece(p[1][0], p[1][1], p[2]) if p[0] == "fact" else p[1]) for p, gap in zip(pieces, gaps)) + gaps[-1]
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    result = rewrite_facts(text, changes)
+    expected = {pred: rows for pred, rows in facts_of(text).items() if pred not in changes}
+    expected.update({pred: rows for pred, rows in changes.items() if rows})
+    assert facts_of(result) == expected
+    others = [p[1].replace("\n", "\r\n") if crlf else p[1] for p in pieces if p[0] == "other"]
+    position = 0
+    for other in others:  # in order, byte for byte
+        position = result.index(other, position) + len(other)

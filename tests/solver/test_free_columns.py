@@ -7,6 +7,7 @@ columns (nablog/solver/free.py) are compared as "any value".
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import time
 from unittest.mock import patch
@@ -20,6 +21,7 @@ from tests.strategies import examples
 from nablog import Database
 from nablog.lang import Atom, Denial, parse
 from nablog.solver import ground
+propose_module = importlib.import_module("nablog.solver.propose")  # (nablog.solver.propose is also the function)
 
 CHINOOK = """
 #columns album(album_id, title, artist_id).
@@ -108,6 +110,7 @@ def test_a_bounded_answer_is_the_whole_answer_up_to_its_bound(monkeypatch):
     # the ones it found (the new album), nothing larger.
     db = chinook()
     request = '+track_artist("Highway to Hell", "AC/DC").'
+    monkeypatch.setattr(ground, "WHOLE_SEARCH_SECONDS", float("inf"))  # (not cut on a loaded machine)
     whole = db.propose(request)
     assert whole.status == "complete" and whole.complete_up_to is None
     assert [r.size for r in whole].count(2) == 9  # a new album, and 8 replaced tracks
@@ -313,3 +316,45 @@ def test_a_bounded_answer_lists_every_brute_force_realization_up_to_its_bound_th
         beyond = {c for c, size in got.items() if size == bound + 1}
         event(f"{len(beyond)} of {bound + 1} changes listed")
         assert beyond <= {c for c, size in expected.items() if size == bound + 1}
+
+
+MONDIAL = """
+#columns country(code, name).
+#columns province(name, country, population, capital).
+#columns city(name, country, province, population).
+#key country: code.
+#key province: name, country.
+#key city: name, country, province.
+#fk province: country -> country: code.
+#fk city: province, country -> province: name, country.
+#fk province: capital, country, name -> city: name, country, province.
+in_country(City, N) :- city(City, C, P, _), province(P, C, _, _), country(C, N).
+"""
+
+
+def test_a_literal_with_free_columns_takes_the_rows_that_hold(monkeypatch):
+    # Mondial reduced: a new city of Austria lies in Tirol or Wien as they are. The province's
+    # population is a free column and its capital a `_` a foreign key reads: a province row
+    # with new values there would replace Tirol's through its key (and its capital's city be
+    # inserted). The search by bound lookups (forced) asks for the city alone, and for a new
+    # province of Austria (the new city its capital, or a new one: the search's two changes).
+    monkeypatch.setattr(ground, "GENERIC_BUDGET", -1)
+    kept = []
+    solve = ground.supported_first
+    monkeypatch.setattr(propose_module, "supported_first", lambda *a, **k: kept.append(solve(*a, **k)) or kept[-1])
+    facts = {
+        "country": {("A", "Austria"), ("I", "Italy")},
+        "province": {("Tirol", "A", 100, "Innsbruck"), ("Wien", "A", 200, "Wien"), ("Veneto", "I", 300, "Venezia")},
+        "city": {("Innsbruck", "A", "Tirol", 1), ("Wien", "A", "Wien", 2), ("Venezia", "I", "Veneto", 3)},
+    }
+    proposal = Database.from_text(MONDIAL, facts).propose('+in_country("Atlantis", "Austria").')
+    assert proposal.status == "bounded" and proposal.complete_up_to == 1
+    assert lines(proposal) == [['+city("Atlantis", "A", D, new_population)']]
+    assert [b[0] for b in proposal[0].family.bindings] == ["Tirol", "Wien"]
+    assert [(sign, pred, row) for sign, (pred, row) in kept[0].candidates] == [
+        ("+", "city", ("Atlantis", "A", "Tirol", "new_population")),
+        ("+", "city", ("Atlantis", "A", "Wien", "new_population")),
+        ("+", "city", ("Atlantis", "A", "new1", "new_population")),
+        ("+", "city", ("new1", "A", "new1", "new_population")),
+        ("+", "province", ("new1", "A", "new_province_population", "new1")),
+    ]
