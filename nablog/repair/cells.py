@@ -37,6 +37,7 @@ The repair (:func:`repair_cells`):
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -337,7 +338,8 @@ def repair_cells(
         # Groups vote and keys land as the last round left the rows (a row moved into a group
         # meets that group's majority); the counts stay those of the data as given.
         _add_domains(implicated, domain_of, stats, source_column, changes, fds, repaired)
-        problem, cells = _problem(domain_of, fds, general, known, relations)
+        possible = set(_instances(general, relations, engine, _variants(domain_of, relations))) if general else set()
+        problem, cells = _problem(domain_of, fds, general, known | possible, relations)
         assignments, optimal, stopped = _solve(problem, limit, deadline)
         timed_out = bool(stopped)
         first = _corrections(assignments[0], cells, problem, implicated, columns, relations)
@@ -506,18 +508,15 @@ def _fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], eng
 def _spark_fd_groups(fds: Sequence[_Fd], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> dict[_Fd, list[list[int]]]:
     from ..engines.spark.cells import CodedRelation
 
-    coded: dict[str, CodedRelation] = {}
     out: dict[_Fd, list[list[int]]] = {}
-    for fd in fds:
-        rows = relations[fd.relation]
+    for relation in dict.fromkeys(fd.relation for fd in fds):
+        rows = relations[relation]
         if not rows:
             continue
-        if fd.relation not in coded:
-            coded[fd.relation] = CodedRelation(rows, len(rows[0]), session=engine.session)
-        found = coded[fd.relation].violating_groups(fd.lhs, fd.rhs)
-        if found:
-            out[fd] = found
-    return out
+        mine = [fd for fd in fds if fd.relation == relation]
+        found = CodedRelation(rows, len(rows[0]), session=engine.session).violating_groups([(fd.lhs, fd.rhs) for fd in mine])
+        out.update((fd, groups) for fd, groups in zip(mine, found) if groups)
+    return {fd: out[fd] for fd in fds if fd in out}
 
 
 def _pair_counts(engine: Engine, rows: Sequence[tuple], weights):
@@ -530,8 +529,10 @@ def _pair_counts(engine: Engine, rows: Sequence[tuple], weights):
     return CodedRelation(rows, len(rows[0]), weights, session=engine.session).pair
 
 
-def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tuple]], engine: Engine) -> list[_Instance]:
-    """The violated instances of the general denials, with the rows of their positive literals."""
+def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tuple]], engine: Engine, variants: Mapping[str, list[tuple[int, tuple]]] | None = None) -> list[_Instance]:
+    """The violated instances of the general denials, with the rows of their positive literals;
+    with ``variants`` (relation -> (row, another tuple that row may become)), every instance
+    some of the rows' variants violate as well (:func:`_variants`)."""
     if not general:
         return []
     program = Program(tuple(Denial(d.body, d.name) for d in general))
@@ -542,6 +543,10 @@ def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tupl
         for r, row in enumerate(rows):
             index.setdefault(row, []).append(r)
         position[p] = index
+    for p, extra in (variants or {}).items():
+        for r, row in extra:
+            model.setdefault(p, set()).add(row)
+            position.setdefault(p, {}).setdefault(row, []).append(r)
     out: list[_Instance] = []
     for v in find_falsifiers(program, model, engine):
         for f in v.falsifiers():
@@ -550,6 +555,29 @@ def _instances(general: Sequence[_Denial], relations: Mapping[str, Sequence[tupl
                 if len({c for c in combo}) == len(combo) or len(combo) == 1:
                     out.append(_Instance(f.constraint, tuple(combo)))
     return sorted(set(out), key=lambda i: (i.name, i.rows))
+
+
+def _variants(domain_of: Mapping[tuple[str, int, int], Domain], relations) -> dict[str, list[tuple[int, tuple]]]:
+    """Every tuple each row with candidates may become (its cells' candidate values combined),
+    for :func:`_instances`: the denial instances a repair could create are encoded before it is
+    chosen, so the optimum is taken over what the repaired rows will violate (a row moved into a
+    denial's reach is seen by the optimisation, not only by the check after it)."""
+    free: dict[tuple[str, int], list[tuple[int, Domain]]] = {}
+    for (p, r, i), d in domain_of.items():
+        if d.free:
+            free.setdefault((p, r), []).append((i, d))
+    out: dict[str, list[tuple[int, tuple]]] = {}
+    for (p, r), cells in sorted(free.items()):
+        if math.prod(len(d.values) for _, d in cells) > MAX_COMBINATIONS:
+            continue
+        own = relations[p][r]
+        for combo in itertools.product(*(d.values for _, d in cells)):
+            row = list(own)
+            for (i, _), v in zip(cells, combo):
+                row[i] = v
+            if tuple(row) != own:
+                out.setdefault(p, []).append((r, tuple(row)))
+    return out
 
 
 def _agreed(groups: Mapping[_Fd, list[list[int]]], relations, stats: Mapping[str, Statistics]) -> dict[_Fd, list[list[int]]]:

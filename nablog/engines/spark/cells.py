@@ -7,7 +7,8 @@ narrow integer columns and its answer comes back as a few Arrow arrays:
 
 - :meth:`CodedRelation.violating_groups`: per functional dependency X → A, the rows of each
   X-group holding more than one A value (``groupBy(X).agg(countDistinct(A))``, joined back to its
-  rows): violation detection, in the order :func:`nablog.repair.cells._fd_groups` gives;
+  rows; every dependency of the relation in one action): violation detection, in the order
+  :func:`nablog.repair.cells._fd_groups` gives;
 - :meth:`CodedRelation.pair`: the weighted count of every pair of values of two columns
   (one job per column A: its pairs with every other column B exploded,
   ``groupBy(B, b, a).agg(sum(w))``), from which the candidate values of a cell — the values most
@@ -48,25 +49,44 @@ class CodedRelation:
         self.frame = spark.createDataFrame(pa.table(columns))
         self._pairs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def violating_groups(self, lhs: Sequence[int], rhs: int) -> list[list[int]]:
-        """The row numbers of each group of ``lhs`` holding more than one ``rhs`` value, groups
-        in the order of their key codes (column by column), rows ascending."""
+    def violating_groups(self, dependencies: Sequence[tuple[Sequence[int], int]]) -> list[list[list[int]]]:
+        """For each dependency ``(lhs, rhs)``, the row numbers of each group of ``lhs`` holding
+        more than one ``rhs`` value, groups in the order of their key codes (column by column),
+        rows ascending. All dependencies in one Spark action (a job costs seconds on a small
+        machine whatever its size): each one's violating rows, tagged with its number and key."""
         from pyspark.sql import functions as F
 
-        keys = [f"c{i}" for i in lhs]
-        bad = self.frame.groupBy(*keys).agg(F.countDistinct(f"c{rhs}").alias("n")).where("n > 1").select(*keys)
-        table = self.frame.join(F.broadcast(bad), on=keys).select(*keys, "row").toArrow()
-        if table.num_rows == 0:
+        parts = []
+        for k, (lhs, rhs) in enumerate(dependencies):
+            keys = [f"c{i}" for i in lhs]
+            bad = self.frame.groupBy(*keys).agg(F.countDistinct(f"c{rhs}").alias("n")).where("n > 1").select(*keys)
+            rows = self.frame.join(F.broadcast(bad), on=keys)
+            parts.append(rows.select(F.lit(k).alias("fd"), F.array(*keys).alias("key"), "row"))
+        if not parts:
             return []
-        key_columns = [table.column(k).to_numpy() for k in keys]
-        row = table.column("row").to_numpy()
-        order = np.lexsort([row] + key_columns[::-1])
-        key_columns = [k[order] for k in key_columns]
-        row = row[order]
-        change = np.zeros(len(row), dtype=bool)
-        for k in key_columns:
-            change[1:] |= k[1:] != k[:-1]
-        return [part.tolist() for part in np.split(row, np.flatnonzero(change))]
+        union = parts[0]
+        for part in parts[1:]:
+            union = union.unionByName(part)
+        table = union.toArrow()
+        which = table.column("fd").to_numpy()
+        flat = table.column("key").combine_chunks().flatten().to_numpy()
+        row_all = table.column("row").to_numpy()
+        offsets = np.concatenate([[0], np.cumsum(np.array([len(dependencies[k][0]) for k in which], dtype=np.int64))])
+        out = []
+        for k, (lhs, _) in enumerate(dependencies):
+            mine = np.flatnonzero(which == k)
+            if not len(mine):
+                out.append([])
+                continue
+            width = len(lhs)
+            key = np.stack([flat[offsets[mine] + j] for j in range(width)])
+            row = row_all[mine]
+            order = np.lexsort([row] + [key[j] for j in reversed(range(width))])
+            key, row = key[:, order], row[order]
+            change = np.zeros(len(row), dtype=bool)
+            change[1:] = (key[:, 1:] != key[:, :-1]).any(axis=0)
+            out.append([part.tolist() for part in np.split(row, np.flatnonzero(change))])
+        return out
 
     def pair(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The weighted count of each pair of values of columns A and B, as
