@@ -19,7 +19,8 @@ constraint has at ``i`` a constant or a variable that occurs elsewhere in the ru
 - rules of views that nothing reads and the request does not name (their atoms are side effects
   only: the title of a new album shows in ``album_of`` but decides nothing);
 - a denial that only forbids constants there (``:- t(_, _, _, P), P = "".``, a SQL column's
-  ``NOT NULL``): a new constant is none of them.
+  ``NOT NULL``): a new constant is none of them, and the free value stands for every value the
+  denials allow.
 
 Every realization found with free values is verified by re-evaluation like any other; one with
 other values in its free columns is a realization too (the values are read by nothing that decides
@@ -38,6 +39,7 @@ from collections import Counter
 from typing import Iterable
 
 from ..lang import Comparison, Denial, Literal, Rule, Var, fd_shape
+from ..lang.ast import is_constant
 
 
 def free_columns(rules: Iterable[Rule], constraints: Iterable[tuple[str, object]], ignored: set[str], base: set[str]) -> dict[str, frozenset[int]]:
@@ -107,7 +109,7 @@ def _forbidding(body) -> dict[str, set[int]]:
             if not isinstance(t, Var) or t.name == "_" or count[t] != 1 or not b.positive:
                 continue
             mentions = [c for c in comparisons if t in set(c.variables())]
-            if mentions and all(c.op == "=" and {c.left, c.right} - {t} and not any(True for _ in c.variables() if _ != t) for c in mentions):
+            if mentions and all(c.op == "=" and is_constant(c.right if c.left == t else c.left) for c in mentions):
                 out.setdefault(b.atom.pred, set()).add(i)
     return out
 

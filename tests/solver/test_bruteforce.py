@@ -86,9 +86,11 @@ def naive_model(program: Program, facts: dict[str, set], levels: list[list[Rule]
 def free_positions(program: Program, requested: str, keys: tuple[Denial, ...] = ()) -> dict[str, set[int]]:
     """The positions of base relations nothing reads, written out from the definition (see
     nablog/solver/free.py): a position is read by a literal of a rule (of a view something reads,
-    or the requested one) or of a denial that has a constant there or a variable occurring twice;
-    a key denial in ``keys`` reads only its key. nablog inserts one new constant there, which
-    stands for every value: the oracle's realizations are compared with those values as "*"."""
+    or the requested one) or of a denial that has a constant there or a variable occurring twice,
+    unless the denial's only other use of it is ``V = constant`` (it forbids values, as NOT NULL
+    does); a key denial in ``keys`` reads only its key. nablog inserts one new constant there,
+    which stands for every value the denials allow: the oracle's realizations are compared with
+    those values as "*"."""
     literals = [b for r in program.rules for b in r.body if isinstance(b, Literal)] + [b for d in program.denials for b in d.body if isinstance(b, Literal)]
     read_preds = {b.atom.pred for b in literals}
     read = {pred: set() for pred in BASE}
@@ -99,9 +101,16 @@ def free_positions(program: Program, requested: str, keys: tuple[Denial, ...] = 
         terms = [t for h in heads for t in h.args] + [t for b in body for t in (b.atom.args if isinstance(b, Literal) else (b.left, b.right))]
         for t in terms:
             count[t] = count.get(t, 0) + 1
+        comparisons = [b for b in body if not isinstance(b, Literal)]
+        in_literals = [t for b in body if isinstance(b, Literal) for t in b.atom.args]
         for b in body:
             if isinstance(b, Literal) and b.atom.pred in read:
                 for i, t in enumerate(b.atom.args):
+                    forbids = (not heads and isinstance(t, Var) and t.name != "_" and b.positive and in_literals.count(t) == 1
+                               and all(c.op == "=" and isinstance(c.left if c.right == t else c.right, (int, str)) and c.left != c.right
+                                       for c in comparisons if t in (c.left, c.right)))
+                    if forbids:
+                        continue
                     if not isinstance(t, Var) or (t.name != "_" and count[t] > 1):
                         read[b.atom.pred].add(i)
     for key in keys:

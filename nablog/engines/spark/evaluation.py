@@ -456,31 +456,10 @@ class _Evaluation:
         """Bindings of the variables of a positive literal from its relation: constants and
         repeated variables become filters, ``_`` is projected away, each variable becomes a column
         named for the rule, narrowed to the variable's type. None when nothing can match."""
-        F = self.F
-        conditions: list[Column] = []
-        seen: dict[Var, Column] = {}
-        for i, term in enumerate(atom.args):
-            column, have = F.col(f"c{i}"), source.types[i]
-            if not isinstance(term, Var):
-                test = self.equals_constant(column, have, term)
-                if test is False:
-                    return None
-                conditions.append(test)  # type: ignore[arg-type]
-                continue
-            if term.name == "_":
-                continue
-            value, keep = self.narrow(column, have, types[term])
-            if keep is not None:
-                conditions.append(keep)
-            if term in seen:
-                conditions.append(value == seen[term])
-            else:
-                seen[term] = value
-        frame = source.frame
-        if conditions:
-            # One filter, not one per condition: every DataFrame operation is a round trip to
-            # the JVM and an analysis of the plan, which on wide relations costs more than the data.
-            frame = frame.filter(reduce(operator.and_, conditions))
+        matched = self._matching(atom, source, types, self.narrow)
+        if matched is None:
+            return None
+        frame, seen = matched
         for var in seen:
             names.setdefault(var, f"v{len(names)}")
         return frame.select(*[value.alias(names[v]) for v, value in seen.items()]), [names[v] for v in seen]
@@ -488,6 +467,26 @@ class _Evaluation:
     def bind_negated(self, atom: Atom, source: Relation, names: dict[Var, str], types: dict[Var, ColumnType]) -> tuple[DataFrame, list[str]] | None:
         """The tuples a negated literal rules out, as bindings of its (already bound) variables in
         the variables' types; None when no tuple of the relation can match the literal."""
+
+        def convert(column: Column, have: ColumnType, want: ColumnType) -> tuple[Column, Column | None] | None:
+            # None: the column holds no value of the variable's type.
+            return None if meet(have, want) is None else self.convert(column, have, want)
+
+        matched = self._matching(atom, source, types, convert)
+        if matched is None:
+            return None
+        frame, seen = matched
+        return frame.select(*[value.alias(names[v]) for v, value in seen.items()]), [names[v] for v in seen]
+
+    def _matching(
+        self,
+        atom: Atom,
+        source: Relation,
+        types: dict[Var, ColumnType],
+        cast: Callable[[Column, ColumnType, ColumnType], tuple[Column, Column | None] | None],
+    ) -> tuple[DataFrame, dict[Var, Column]] | None:
+        """The rows of ``source`` an atom matches, filtered once, with each variable's value as
+        ``cast`` makes it of the variable's type; None when no row can match."""
         F = self.F
         conditions: list[Column] = []
         seen: dict[Var, Column] = {}
@@ -501,10 +500,10 @@ class _Evaluation:
                 continue
             if term.name == "_":
                 continue
-            want = types[term]
-            if meet(have, want) is None:
-                return None  # the column holds no value of the variable's type
-            value, keep = self.convert(column, have, want)
+            cast_value = cast(column, have, types[term])
+            if cast_value is None:
+                return None
+            value, keep = cast_value
             if keep is not None:
                 conditions.append(keep)
             if term in seen:
@@ -516,7 +515,7 @@ class _Evaluation:
             # One filter, not one per condition: every DataFrame operation is a round trip to
             # the JVM and an analysis of the plan, which on wide relations costs more than the data.
             frame = frame.filter(reduce(operator.and_, conditions))
-        return frame.select(*[value.alias(names[v]) for v, value in seen.items()]), [names[v] for v in seen]
+        return frame, seen
 
     def comparison(self, element: Comparison, names: dict[Var, str], types: dict[Var, ColumnType]) -> Column | bool:
         """A filter column, or a bool when the outcome does not depend on the values."""
