@@ -19,6 +19,13 @@ title and artist vary with it, stays two rows.
 [((Atom(pred='m', args=('a', Var(name='D'))), Atom(pred='h', args=(Var(name='D'), 'x'))), ())]
 >>> len(find_families([((Atom("m", ("a", d)), Atom("h", (d, x))), ()) for d, x in (("d1", "x"), ("d2", "y"))]))
 2
+
+Past :data:`GROUPED_FROM` alike realizations that no value tells apart, one family per value of
+the position that varies least:
+
+>>> cities = [((Atom("city", ("Atlantis", c, f"{p}{k}")),), ()) for c in ("A", "I") for p in ("Tirol", "Veneto") for k in range(13)]
+>>> [(f.pattern[0][0], len(f)) for f in find_families(cities)]
+[(Atom(pred='city', args=('Atlantis', 'A', Var(name='D'))), 26), (Atom(pred='city', args=('Atlantis', 'I', Var(name='D'))), 26)]
 """
 
 from __future__ import annotations
@@ -32,6 +39,12 @@ ChangeSet = tuple[tuple[Atom, ...], tuple[Atom, ...]]  # (insert, delete), each 
 FAMILY_MIN = 3
 """Fewest members of a family whose members differ in more than the parameter (in values that vary
 with it); two realizations that differ in the parameter alone are a family too."""
+
+
+GROUPED_FROM = 50
+"""More alike realizations than this with no value telling them all apart are split by the value
+of the position that varies least, and each part folded on its own (Mondial's 580 new cities of
+Europe: a row per country, not per province, each re-evaluated at its first and last member)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,16 @@ def _split(change_sets, indices, least):
     positions = [(k, j) for k, a in enumerate(rows[0]) for j in range(a.arity)]
     columns = {q: tuple(r[q[0]].args[q[1]] for r in rows) for q in positions}
     parameter = next((q for q in positions if len(set(columns[q])) == len(rows)), None)
+    if parameter is None and len(rows) > GROUPED_FROM:
+        # No value tells every member apart (a new city in any of Europe's 580 provinces:
+        # province names recur across countries): one family per value of the position varying
+        # least (per country, over its provinces), each under the rules above.
+        varying = [q for q in positions if len(set(columns[q])) > 1]
+        by = min(varying, key=lambda q: len(set(columns[q])))
+        groups: dict = {}
+        for i, row in zip(indices, rows):
+            groups.setdefault(row[by[0]].args[by[1]], []).append(i)
+        return [found for group in groups.values() if len(group) > 1 for found in _split(change_sets, group, least)]
     if parameter is None:
         return []
     if len(rows) < least and any(len(set(columns[q])) > 1 and columns[q] != columns[parameter] for q in positions):
