@@ -9,7 +9,8 @@
    computed on a state another client has changed since is refused. On PostgreSQL it is the
    table ``nablog_counts`` — per table, how many statements changed it — which the trigger
    ``nablog_count`` on every table keeps (installed by the first commit, when the tables are
-   the user's own; read in O(tables)); before that, and on DuckDB (no triggers), per table its row
+   the user's own, firing in every session whatever its search path or replication role; read
+   in O(tables)); before that, while it is switched off, and on DuckDB (no triggers), per table its row
    count and a sum of row hashes (a full scan); on SQLite the file's size, time and inode.
 3. Deletions, then insertions, one statement per row: ``DELETE ... RETURNING *`` keeps the rows
    exactly as stored (NULLs, numerics, dates) for the undo log; an insertion of a row already
@@ -148,33 +149,46 @@ class SqlStore:
         return self._hashes()
 
     def _counting(self) -> bool:
-        """Whether every table has the trigger that counts its changes (asked each time, from the
-        catalogue: another client may drop it, ``DROP FUNCTION nablog_count() CASCADE``)."""
+        """Whether every table has the trigger that counts its changes, firing always (asked each
+        time, from the catalogue: another client may drop it, ``DROP FUNCTION nablog_count()
+        CASCADE``, or switch it off, ``ALTER TABLE ... DISABLE TRIGGER``; a trigger enabled only
+        for origin sessions misses the writes replication applies, ``session_replication_role =
+        replica``)."""
         names = [t.name for t in self.tables.values()]
         if self.url.dialect != "postgres" or not names:
             return False
         have = self._execute("SELECT count(DISTINCT c.relname) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid "
-                             "WHERE g.tgname = %s AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+                             "WHERE g.tgname = %s AND g.tgenabled = 'A' AND c.relname = ANY(%s) "
+                             "AND c.relnamespace = current_schema()::regnamespace",
                              (COUNTER, names)).fetchone()[0]
         return have == len(names)
 
     def _count_changes(self) -> None:
         """Install the counting (step 2) inside the running transaction, when the tables are this
-        user's to put triggers on; otherwise the fingerprint stays the full scan."""
+        user's to put triggers on; otherwise the fingerprint stays the full scan.
+
+        The function names its table with the schema and runs with a fixed ``search_path``: it
+        fires in every client's session, whose search path may reach another schema's
+        ``nablog_counts`` (a write counted there would go unseen) or none (every write would fail).
+        """
         if self.url.dialect != "postgres" or self._counting():
             return
         names = sorted(t.name for t in self.tables.values())
-        owned = self._execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s) AND tableowner = current_user",
-                              (names,)).fetchone()[0]
+        schema, owned = self._execute("SELECT current_schema(), (SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
+                                      "AND tablename = ANY(%s) AND tableowner = current_user)", (names,)).fetchone()
         if owned != len(names):
             return
-        self._execute(f"CREATE TABLE IF NOT EXISTS {COUNTS} (name TEXT PRIMARY KEY, changes BIGINT NOT NULL)")
-        self._execute(f"CREATE OR REPLACE FUNCTION {COUNTER}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                      f"INSERT INTO {COUNTS} VALUES (TG_TABLE_NAME, 1) ON CONFLICT (name) DO UPDATE SET changes = {COUNTS}.changes + 1; "
+        counts, counter = f"{quote(schema)}.{COUNTS}", f"{quote(schema)}.{COUNTER}"
+        self._execute(f"CREATE TABLE IF NOT EXISTS {counts} (name TEXT PRIMARY KEY, changes BIGINT NOT NULL)")
+        self._execute(f"CREATE OR REPLACE FUNCTION {counter}() RETURNS trigger LANGUAGE plpgsql "
+                      "SET search_path = pg_catalog, pg_temp AS $$ BEGIN "
+                      f"INSERT INTO {counts} VALUES (TG_TABLE_NAME, 1) ON CONFLICT (name) DO UPDATE SET changes = {counts}.changes + 1; "
                       "RETURN NULL; END $$")
         for name in names:
-            self._execute(f"DROP TRIGGER IF EXISTS {COUNTER} ON {quote(name)}")
-            self._execute(f"CREATE TRIGGER {COUNTER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {quote(name)} FOR EACH STATEMENT EXECUTE FUNCTION {COUNTER}()")
+            table = f"{quote(schema)}.{quote(name)}"
+            self._execute(f"DROP TRIGGER IF EXISTS {COUNTER} ON {table}")
+            self._execute(f"CREATE TRIGGER {COUNTER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} FOR EACH STATEMENT EXECUTE FUNCTION {counter}()")
+            self._execute(f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {COUNTER}")
 
     def _hashes(self) -> str:
         """Per table its row count and sum of row hashes (a full scan; SQLite: the file's stat)."""

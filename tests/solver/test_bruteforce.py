@@ -250,3 +250,27 @@ def test_a_functional_dependency_grouped_per_key_gives_the_brute_force_realizati
     free = free_positions(program, atom.pred, keys=(FD,))
     got = {shown(r.insert, r.delete, free) for p in proposal for r in p.members()}
     assert got == brute_force(program, facts, (sign, atom), free)
+
+
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(databases(), databases(recursive=True, max_rows=3)))
+def test_the_search_cut_by_its_floor_is_sound_up_to_its_bound(case):
+    """The search by bound lookups answering alone (no whole-domain search after it, the fewest
+    instances kept at the floor), so its pruning by lower bounds is what answers: what it lists
+    are brute-force realizations, and every one of up to ``complete_up_to`` changes is listed."""
+    from unittest.mock import patch
+
+    from nablog.solver import ground
+
+    program, facts, (sign, atom) = case
+    db = Database(program.with_statements([BaseDeclaration(tuple(BASE.items()))]), facts)
+    with patch.object(ground, "GENERIC_BUDGET", -1), patch.object(ground, "FLOOR_BUDGET", 1):
+        proposal = db.propose(f"{sign}{atom}.", candidates="herbrand", max_fresh=1)
+    free = free_positions(program, atom.pred)
+    got = {shown(m.insert, m.delete, free) for r in proposal for m in r.members()}
+    expected = brute_force(program, facts, (sign, atom), free)
+    assert got <= expected, proposal.message
+    if proposal.status == "complete":
+        assert got == expected, proposal.message
+    elif proposal.complete_up_to is not None:
+        assert {e for e in expected if len(e[0]) + len(e[1]) <= proposal.complete_up_to} <= got, proposal.message

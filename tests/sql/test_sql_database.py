@@ -157,3 +157,31 @@ def test_postgres_counts_changes_for_the_staleness_check(postgres, tmp_path):
     assert before.stores.fingerprint() != counted
     with pytest.raises(NablogError, match="changed since"):
         before.apply(Delta.of_rows({}, {"artist": {(3, "Other")}}))
+
+
+def test_postgres_counting_sees_every_clients_writes(postgres, tmp_path):
+    """The counting trigger fires in other clients' sessions: whatever their search path (a
+    decoy ``nablog_counts`` in another schema counts nothing; a path without the table's schema
+    still writes) and under ``session_replication_role = replica`` (as replication applies
+    writes); a trigger switched off makes the check scan again."""
+    from .conftest import new_database
+
+    url = new_database("postgres", postgres, tmp_path)
+    run_script(url, MUSIC + "CREATE SCHEMA other; CREATE TABLE other.nablog_counts (name TEXT PRIMARY KEY, changes BIGINT NOT NULL);")
+    db = Database.connect(url)
+    db.apply(Delta.of_rows({"artist": {(3, "Other")}}, {}))  # installs nablog_count on every table
+    stale = Database.connect(url)
+    assert stale.basis.startswith("counts|")
+    run_script(url, "SET search_path = other, public; INSERT INTO public.artist VALUES (4, 'Decoy');")
+    assert fetch(url, "SELECT count(*) FROM other.nablog_counts") == [(0,)]
+    with pytest.raises(NablogError, match="changed since"):
+        stale.apply(Delta.of_rows({"artist": {(5, "Late")}}, {}))
+    run_script(url, "SET search_path = pg_catalog; INSERT INTO public.artist VALUES (6, 'Pathless');")
+    for write in ("SET session_replication_role = replica; DELETE FROM public.artist WHERE artistid = 6;",
+                  "ALTER TABLE album DISABLE TRIGGER nablog_count; UPDATE album SET title = 'Balls!' WHERE albumid = 2;"):
+        stale = Database.connect(url)
+        run_script(url, write)
+        with pytest.raises(NablogError, match="changed since"):
+            stale.apply(Delta.of_rows({"artist": {(5, "Late")}}, {}))
+    assert not Database.connect(url).basis.startswith("counts|")  # switched off: a scan's basis
+    assert fetch(url, "SELECT count(*) FROM artist WHERE artistid = 5") == [(0,)]
