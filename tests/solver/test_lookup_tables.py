@@ -1,5 +1,5 @@
 """A new row's foreign key into a small lookup table takes each of its keys in the search by
-bound lookups (solver/ground.py, SMALL_REFERENCED), and a column only a NOT NULL denial reads stays
+bound lookups (solver/floors.py, SMALL_REFERENCED), and a column only a NOT NULL denial reads stays
 free (solver/free.py): inserting a Chinook track through a view that names no media type is one
 row per media type, with a new value of its own in each column nothing reads."""
 

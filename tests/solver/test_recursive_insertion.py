@@ -19,6 +19,7 @@ from tests.strategies import examples
 
 from nablog import Database
 import nablog.solver.ground as ground
+import nablog.solver.floors as floors
 
 RULES = """
 #columns emp_dept(emp, dept).
@@ -212,8 +213,8 @@ def test_making_a_derived_literal_true_outside_what_holds_now_costs_what_its_rul
     db = Database(parse(RULES), chart([0, 0, 1], [1, 2]))
     relevance = Relevance(db.rules, db.python_model(), {"emp_dept", "dept_head"})
     M = Var("M")
-    assert relevance._derived_floor(Atom("manager", ("e0", M)), {}, {M: {"h1"}}, ground.FLOOR_DEPTH) == 2
-    assert relevance._derived_floor(Atom("manager", ("h0", "h2")), {}, {}, ground.FLOOR_DEPTH) == 1
-    assert relevance._derived_floor(Atom("manager", ("h0", "e1")), {}, {}, ground.FLOOR_DEPTH) == 2
-    assert relevance._derived_floor(Atom("manager", ("e0", "h2")), {}, {}, ground.FLOOR_DEPTH) == 2
-    assert relevance._derived_floor(Atom("manager", ("h0", M)), {}, {M: set()}, ground.FLOOR_DEPTH) == 1
+    assert relevance._derived_floor(Atom("manager", ("e0", M)), {}, {M: {"h1"}}, floors.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("h0", "h2")), {}, {}, floors.FLOOR_DEPTH) == 1
+    assert relevance._derived_floor(Atom("manager", ("h0", "e1")), {}, {}, floors.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("e0", "h2")), {}, {}, floors.FLOOR_DEPTH) == 2
+    assert relevance._derived_floor(Atom("manager", ("h0", M)), {}, {M: set()}, floors.FLOOR_DEPTH) == 1
