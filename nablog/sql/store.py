@@ -326,8 +326,11 @@ class SqlStore:
         new = {tuple(row[i] for i in places): row for row in inserted}
         return {row: new[k] for row in deleted if (k := tuple(row[i] for i in places)) in new and new[k] != row}
 
-    def _update_sql(self, table: Table, where: str) -> str:
-        marks = ", ".join(f"{quote(c.name)} = " + (f"CAST(? AS {c.declared})" if c.kind == "other" and self.url.dialect != "sqlite" else "?") for c in table.columns)
+    def _update_sql(self, table: Table, where: str, raw: bool = False) -> str:
+        """``UPDATE`` of every column; ``raw``: the values are as the database returned them
+        (an undo's), so none is cast from its text."""
+        cast = not raw and self.url.dialect != "sqlite"
+        marks = ", ".join(f"{quote(c.name)} = " + (f"CAST(? AS {c.declared})" if cast and c.kind == "other" else "?") for c in table.columns)
         return f"UPDATE {quote(table.name)} SET {marks} WHERE {where}"
 
     def _insert_sql(self, table: Table) -> str:
@@ -435,7 +438,7 @@ class SqlStore:
                 for values in inserted:
                     where, params = self._exact(table, list(values))
                     if values in back_to:
-                        sql, args = f"UPDATE {quote(table.name)} SET {', '.join(quote(c.name) + ' = ?' for c in table.columns)} WHERE {where} RETURNING 1", list(back_to[values]) + params
+                        sql, args = self._update_sql(table, where, raw=True) + " RETURNING 1", list(back_to[values]) + params
                     else:
                         sql, args = f"DELETE FROM {quote(table.name)} WHERE {where} RETURNING 1", params
                     if not self._execute(sql, args).fetchall():
